@@ -1,0 +1,1 @@
+"""rnnrepro: reference reproduction of five papers on recurrent cells and macro models."""
