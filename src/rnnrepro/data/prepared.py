@@ -1,0 +1,72 @@
+"""Prepared datasets: raw files parsed once per (dataset, version) into a compact file
+that every run of a task reads.
+
+A prepared treebank is gzipped JSON::
+
+    {"dataset": "ud_en_ewt_v2.0",
+     "splits": {"train": {"form": [[...], ...], "lemma": ..., "upos": ..., "head": ..., "deprel": ...},
+                "dev": {...}, "test": {...}}}
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+from pathlib import Path
+
+TREEBANK_COLUMNS = ("form", "lemma", "upos", "head", "deprel")
+
+
+def write_json_gz(payload: dict, path: str | Path) -> None:
+    """Write gzipped JSON atomically (temporary file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+            handle.write(json.dumps(payload, separators=(",", ":")).encode())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def prepare_treebank(dataset_key: str, raw_dir: str | Path, out_path: str | Path) -> dict[str, int]:
+    """Parse a fetched UD treebank (train/dev/test CoNLL-U) into a prepared file.
+
+    Returns the number of sentences per split. Splits the mirror does not have (no file in
+    ``raw_dir``) are left out, and a task that needs them fails naming the split.
+    """
+    from .conllu_reader import read_conllu
+    from .sources import dataset
+
+    splits = {}
+    for split, source in dataset(dataset_key).files.items():
+        path = Path(raw_dir) / plain_name(source.name)
+        if split not in ("train", "dev", "test") or not path.exists():
+            continue
+        sentences = read_conllu(path)
+        splits[split] = {
+            "form": [s.tokens for s in sentences],
+            "lemma": [s.lemmas for s in sentences],
+            "upos": [s.upos for s in sentences],
+            "head": [s.heads for s in sentences],
+            "deprel": [s.deprels for s in sentences],
+        }
+    write_json_gz({"dataset": dataset_key, "splits": splits}, out_path)
+    return {split: len(columns["form"]) for split, columns in splits.items()}
+
+
+def plain_name(name: str) -> str:
+    """File name of the decompressed content (``x.conllu.gz`` -> ``x.conllu``)."""
+    return name[:-3] if name.endswith(".gz") else name
+
+
+def load_prepared(path: str | Path, expect: str | None = None) -> dict:
+    """The ``splits`` of a prepared file; ``expect`` checks which dataset it was made from."""
+    with gzip.open(path, "rt") as handle:
+        payload = json.load(handle)
+    if expect is not None and payload.get("dataset") != expect:
+        raise ValueError(f"{path} was prepared from {payload.get('dataset')!r}, not {expect!r}")
+    return payload["splits"]

@@ -1,0 +1,15 @@
+"""Macro models, each taking any registered cell, all in the :data:`MODELS` registry."""
+from __future__ import annotations
+
+from torch import nn
+
+from . import basic  # noqa: F401  (register the models)
+from ..tasks.base import TaskIO
+from .registry import MODELS
+
+__all__ = ["MODELS", "build_model"]
+
+
+def build_model(name: str, io: TaskIO, cell: str, cell_params: dict | None = None, **params) -> nn.Module:
+    """Make the macro model ``name`` around the cell ``cell`` for a task with shapes ``io``."""
+    return MODELS.build(name, io, cell, cell_params=cell_params, **params)

@@ -1,0 +1,4 @@
+"""The one registry of macro models: ``MODELS[name](io, cell, cell_params, **params)``."""
+from ..registry import Registry
+
+MODELS: Registry = Registry("model")

@@ -1,0 +1,13 @@
+"""Tasks, one module each (batches, loss, metric), all in the :data:`TASKS` registry."""
+from __future__ import annotations
+
+from . import adding, pos  # noqa: F401  (register the tasks)
+from .base import Batch, Task, TaskIO
+from .registry import TASKS
+
+__all__ = ["TASKS", "Batch", "Task", "TaskIO", "build_task"]
+
+
+def build_task(name: str, data=None, **params) -> Task:
+    """Make the task ``name`` over the prepared ``data`` file (None for synthetic tasks)."""
+    return TASKS.build(name, data=data, **params)

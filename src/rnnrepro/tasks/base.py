@@ -1,0 +1,103 @@
+"""What every task provides to models and to the training loop.
+
+A task owns its data (loaded from a prepared file or generated from a seed), turns it into
+padded time-major batches, and knows its loss and metrics. Models see only :class:`TaskIO`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Literal
+
+import torch
+from torch import Tensor, nn
+
+IGNORE_INDEX = -100  # target value of padding positions in token-level tasks
+
+
+@dataclass(frozen=True)
+class TaskIO:
+    """Shapes a model must accept and produce.
+
+    ``input_vocab``: number of token ids (inputs (T, B) long), or None for real-valued
+    inputs with ``input_features`` per step (inputs (T, B, F)). ``level`` "token": one
+    output of ``output_size`` per step; "sequence": one per sequence.
+    """
+
+    output_size: int
+    level: Literal["token", "sequence"]
+    input_vocab: int | None = None
+    input_features: int | None = None
+
+
+@dataclass
+class Batch:
+    """A padded, time-major batch: inputs (T, B[, F]), lengths (B,), targets per the task."""
+
+    inputs: Tensor
+    lengths: Tensor
+    targets: Tensor
+
+    def to(self, device: torch.device) -> "Batch":
+        return Batch(self.inputs.to(device), self.lengths.to(device), self.targets.to(device))
+
+    @property
+    def size(self) -> int:
+        return int(self.lengths.shape[0])
+
+
+class Task:
+    """Base class. Subclasses set ``io`` and implement the methods below."""
+
+    io: TaskIO
+    #: metric whose value on the dev split is logged on the training curve every epoch
+    dev_metric: str
+
+    @classmethod
+    def dataset(cls, **params) -> str | None:
+        """Key of the prepared dataset this task reads (see rnnrepro.data), or None if synthetic."""
+        return None
+
+    def batches(self, split: str, batch_size: int, generator: torch.Generator | None = None) -> list[Batch]:
+        """The split cut into batches; shuffled by ``generator`` when given, else in a fixed order."""
+        raise NotImplementedError
+
+    def loss(self, output: Tensor, batch: Batch) -> Tensor:
+        """Mean training loss of a batch."""
+        raise NotImplementedError
+
+    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
+        """Metrics of ``model`` on ``split``, named ``<split>_<metric>``."""
+        raise NotImplementedError
+
+
+def shuffled_buckets(lengths: list[int], batch_size: int, generator: torch.Generator | None,
+                     bucket_batches: int = 50) -> Iterator[list[int]]:
+    """Indices grouped into batches of similar length.
+
+    Without a generator: sorted by length (for evaluation). With one: a random permutation
+    cut into chunks of ``bucket_batches`` batches, each chunk sorted by length and cut into
+    batches, and the batches shuffled, so padding stays small and the order is random but
+    fixed by the generator's state.
+    """
+    n = len(lengths)
+    if generator is None:
+        order = sorted(range(n), key=lambda i: lengths[i])
+        yield from (order[i:i + batch_size] for i in range(0, n, batch_size))
+        return
+    permutation = torch.randperm(n, generator=generator).tolist()
+    chunk = batch_size * bucket_batches
+    batches = []
+    for start in range(0, n, chunk):
+        part = sorted(permutation[start:start + chunk], key=lambda i: lengths[i])
+        batches += [part[i:i + batch_size] for i in range(0, len(part), batch_size)]
+    for index in torch.randperm(len(batches), generator=generator).tolist():
+        yield batches[index]
+
+
+def pad_time_major(sequences: list[list[int]], pad: int) -> Tensor:
+    """(T, B) long tensor of the sequences padded with ``pad`` at the end."""
+    steps = max(len(s) for s in sequences)
+    out = torch.full((steps, len(sequences)), pad, dtype=torch.long)
+    for column, sequence in enumerate(sequences):
+        out[: len(sequence), column] = torch.tensor(sequence, dtype=torch.long)
+    return out
