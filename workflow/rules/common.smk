@@ -1,0 +1,95 @@
+# Helpers shared by the rules (no rules here). The configuration is validated and every
+# study expanded into its runs when the workflow is parsed, so a bad key, name or value
+# fails before any job starts.
+import os
+from pathlib import Path
+
+from rnnrepro.config_check import ConfigError
+from rnnrepro.studies import load_workflow_config
+from rnnrepro.tasks import TASKS
+
+try:
+    config, STUDIES = load_workflow_config(
+        config, Path(workflow.basedir) / "workflow" / "schemas", Path(workflow.basedir) / "config" / "studies"
+    )
+except ConfigError as error:
+    raise WorkflowError(f"Configuration error: {error}") from None
+
+RESULTS = config["results"]
+
+
+wildcard_constraints:
+    study="|".join(STUDIES) or "no-study",
+    run=r"task~[^/]+/model~[^/]+/cell~[^/]+(/[^/~]+~[^/]+)*/seed~\d+",
+    dataset=r"[A-Za-z0-9_.\-]+",
+
+
+def run_config(wildcards):
+    """The full config of one run (a params of the train rule, so changing it reruns the run)."""
+    try:
+        return STUDIES[wildcards.study].runs[wildcards.run]
+    except KeyError:
+        raise WorkflowError(f"no run {wildcards.run} in study {wildcards.study} at scale {config['scale']}")
+
+
+def run_dataset(wildcards):
+    """Prepared dataset file the run's task reads, or nothing for synthetic tasks."""
+    task = dict(run_config(wildcards)["task"])
+    key = TASKS[task.pop("name")].dataset(**task)
+    return {"data": f"resources/prepared/{key}.json.gz"} if key else {}
+
+
+def run_folder(study, run):
+    return f"{RESULTS}/runs/{study}/{run}"
+
+
+def study_metrics(wildcards):
+    """metrics.json of every run of a study."""
+    return [f"{run_folder(wildcards.study, run)}/metrics.json" for run in STUDIES[wildcards.study].runs]
+
+
+def all_runs(wildcards=None):
+    return [f"{run_folder(study, run)}/metrics.json" for study in STUDIES for run in STUDIES[study].runs]
+
+
+def all_reports(wildcards=None):
+    return [f"{RESULTS}/reports/{study}.html" for study in STUDIES]
+
+
+def all_datasets(wildcards=None):
+    keys = set()
+    for study in STUDIES.values():
+        for run in study.runs.values():
+            task = dict(run["task"])
+            key = TASKS[task.pop("name")].dataset(**task)
+            if key:
+                keys.add(key)
+    return [f"resources/prepared/{key}.json.gz" for key in sorted(keys)]
+
+
+def data_mirror():
+    """Mirror folder from the config, else the RNNREPRO_DATA_MIRROR environment variable, else none."""
+    return config["data"]["mirror"] or os.environ.get("RNNREPRO_DATA_MIRROR") or ""
+
+
+def published_values(wildcards):
+    """The study's published numbers, reports/published/<study>_*.csv."""
+    return sorted(str(p) for p in Path("reports/published").glob(f"{wildcards.study}_*.csv"))
+
+
+def report_parameters(wildcards):
+    """Parameters of a study's report notebook (papermill, as YAML values)."""
+    study = STUDIES[wildcards.study]
+    return {
+        "study": study.name,
+        "title": study.title,
+        "scale": study.scale,
+        "scale_note": study.scale_note,
+        "table": f"{RESULTS}/tables/{study.name}/runs.csv",
+        "curves": f"{RESULTS}/tables/{study.name}/curves.csv",
+        "published_dir": "reports/published",
+        "artifacts": {
+            name: {"title": artifact.get("title", name), "claim": artifact.get("claim", "")}
+            for name, artifact in study.artifacts.items()
+        },
+    }

@@ -1,0 +1,32 @@
+# Datasets: fetch each from its official URL (or the mirror), verify sha256, then parse
+# once per (dataset, version) into a prepared file that every run of a task shares.
+
+
+rule fetch_dataset:
+    output:
+        directory("resources/data/{dataset}"),
+    params:
+        mirror=data_mirror(),
+        timeout=config["data"]["timeout"],
+    log:
+        "logs/data/fetch_{dataset}.log",
+    script:
+        "../scripts/fetch_dataset.py"
+
+
+rule prepare_treebank:
+    input:
+        "resources/data/{dataset}",
+    output:
+        "resources/prepared/{dataset}.json.gz",
+    wildcard_constraints:
+        dataset=r"ud_[a-z]+_[a-z]+_v[0-9.]+",
+    log:
+        "logs/data/prepare_{dataset}.log",
+    script:
+        "../scripts/prepare_treebank.py"
+
+
+rule data:
+    input:
+        all_datasets,

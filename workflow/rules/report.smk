@@ -1,0 +1,18 @@
+# Per study, the report notebook executed by papermill and rendered to HTML.
+
+
+rule report:
+    input:
+        table=f"{RESULTS}/tables/{{study}}/runs.csv",
+        curves=f"{RESULTS}/tables/{{study}}/curves.csv",
+        notebook="reports/{study}.ipynb",
+        published=published_values,
+    output:
+        html=f"{RESULTS}/reports/{{study}}.html",
+        notebook=f"{RESULTS}/reports/{{study}}.ipynb",
+    params:
+        parameters=report_parameters,
+    log:
+        "logs/report/{study}.log",
+    script:
+        "../scripts/report.py"

@@ -1,0 +1,26 @@
+# One job per run: results/runs/<study>/task~../model~../cell~../[axis~../]seed~N/.
+# checkpoint.pt is written beside the outputs but not declared, so a failed or preempted
+# job never loses it to Snakemake's clean-up and the rerun resumes from it.
+
+
+rule train:
+    input:
+        unpack(run_dataset),
+    output:
+        metrics=f"{RESULTS}/runs/{{study}}/{{run}}/metrics.json",
+        curve=f"{RESULTS}/runs/{{study}}/{{run}}/curve.tsv",
+        config=f"{RESULTS}/runs/{{study}}/{{run}}/config.json",
+    params:
+        run=run_config,
+    log:
+        "logs/runs/{study}/{run}.log",
+    threads: 1
+    resources:
+        runtime=60,
+    script:
+        "../scripts/train.py"
+
+
+rule runs:
+    input:
+        all_runs,
