@@ -63,7 +63,7 @@ def describe_error(error: jsonschema.ValidationError) -> str:
         return f"{where}: unknown key {', '.join(map(repr, extra))}; allowed: {', '.join(allowed)}"
     if error.validator == "enum":
         return f"{where}: {error.instance!r} is not allowed; known: {', '.join(map(str, error.validator_value))}"
-    if error.validator == "propertyNames":
+    if "propertyNames" in error.schema_path:
         return (f"{where}: grid key {error.instance!r} is not task, model, cell, seed "
                 "or a dotted parameter path such as task.T")
     return f"{where}: {error.message}"
@@ -122,10 +122,11 @@ def apply_scale(study: dict, scale: str) -> dict:
     artifacts = {}
     for name, artifact in study["artifacts"].items():
         artifacts[name] = deep_merge(artifact, (override.get("artifacts") or {}).get(name) or {})
-    unknown = sorted(set(override.get("artifacts") or {}) - set(artifacts))
-    if unknown:
-        raise ConfigError(f"scales.{scale}.artifacts: unknown artifact {', '.join(unknown)}; "
-                          f"known: {', '.join(sorted(artifacts))}")
+    for name_of_scale, other in (study.get("scales") or {}).items():
+        unknown = sorted(set((other or {}).get("artifacts") or {}) - set(artifacts))
+        if unknown:
+            raise ConfigError(f"scales.{name_of_scale}.artifacts: unknown artifact {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(artifacts))}")
     merged["artifacts"] = artifacts
     merged["scale_note"] = override.get("note", "")
     return merged
