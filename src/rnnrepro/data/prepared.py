@@ -11,25 +11,17 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import tempfile
 from pathlib import Path
+
+from ..atomic import atomic_path
 
 TREEBANK_COLUMNS = ("form", "lemma", "upos", "head", "deprel")
 
 
 def write_json_gz(payload: dict, path: str | Path) -> None:
     """Write gzipped JSON atomically (temporary file in the same folder, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
-            handle.write(json.dumps(payload, separators=(",", ":")).encode())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+        handle.write(json.dumps(payload, separators=(",", ":")).encode())
 
 
 def prepare_treebank(dataset_key: str, raw_dir: str | Path, out_path: str | Path) -> dict[str, int]:
@@ -43,7 +35,7 @@ def prepare_treebank(dataset_key: str, raw_dir: str | Path, out_path: str | Path
 
     splits = {}
     for split, source in dataset(dataset_key).files.items():
-        path = Path(raw_dir) / plain_name(source.name)
+        path = Path(raw_dir) / source.name
         if split not in ("train", "dev", "test") or not path.exists():
             continue
         sentences = read_conllu(path)
@@ -56,11 +48,6 @@ def prepare_treebank(dataset_key: str, raw_dir: str | Path, out_path: str | Path
         }
     write_json_gz({"dataset": dataset_key, "splits": splits}, out_path)
     return {split: len(columns["form"]) for split, columns in splits.items()}
-
-
-def plain_name(name: str) -> str:
-    """File name of the decompressed content (``x.conllu.gz`` -> ``x.conllu``)."""
-    return name[:-3] if name.endswith(".gz") else name
 
 
 def load_prepared(path: str | Path, expect: str | None = None) -> dict:

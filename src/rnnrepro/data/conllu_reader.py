@@ -1,0 +1,174 @@
+"""Read CoNLL-U treebanks into small :class:`Sentence` records.
+
+Parsing is done by the ``conllu`` package (``parse_incr`` on the open file). That package
+reports no line numbers, so every line is checked here while it is read: a malformed line
+raises :class:`ConlluFormatError` naming the file, the 1-based line number and the line.
+
+Only syntactic words enter a :class:`Sentence`: multiword-token lines (IDs like ``3-4``)
+and empty nodes of enhanced dependencies (IDs like ``5.1``) are skipped.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TextIO
+
+import conllu
+from conllu.exceptions import ParseException
+
+__all__ = ["Sentence", "ConlluFormatError", "read_conllu"]
+
+N_COLUMNS = 10
+_WORD_ID = re.compile(r"[1-9][0-9]*")
+_RANGE_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
+_EMPTY_ID = re.compile(r"(?:0|[1-9][0-9]*)\.[1-9][0-9]*")
+_HEAD = re.compile(r"0|[1-9][0-9]*")
+
+
+def _raw(columns: list[str], index: int) -> str:
+    """Keep a column as its raw string (FEATS, DEPS and MISC are not needed; this is faster)."""
+    return columns[index]
+
+
+def _id_or_raw(columns: list[str], index: int) -> int | str:
+    """ID or HEAD as an int; ranges, decimals and '_' stay strings (lines are pre-validated)."""
+    value = columns[index]
+    return int(value) if value.isdigit() else value
+
+
+# The lines were validated before conllu sees them, so its (slower) checking parsers for
+# ID and HEAD are replaced by plain int conversion, and FEATS/DEPS/MISC are kept raw.
+_FIELD_PARSERS = {"id": _id_or_raw, "head": _id_or_raw, "feats": _raw, "deps": _raw, "misc": _raw}
+
+
+@dataclass
+class Sentence:
+    """The syntactic words of one sentence, column by column (all lists have equal length)."""
+
+    tokens: list[str] = field(default_factory=list)
+    lemmas: list[str] = field(default_factory=list)
+    upos: list[str] = field(default_factory=list)
+    heads: list[int] = field(default_factory=list)
+    deprels: list[str] = field(default_factory=list)
+    sent_id: str | None = None
+
+    def __len__(self) -> int:
+        """Number of syntactic words."""
+        return len(self.tokens)
+
+
+class ConlluFormatError(ValueError):
+    """A line of a CoNLL-U file that is not valid; the message names file, line and reason."""
+
+    def __init__(self, path: str | os.PathLike[str], line_no: int, line: str, reason: str) -> None:
+        self.path = str(path)
+        self.line_no = line_no
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{self.path}, line {line_no}: {reason}: {line!r}")
+
+
+def _check_token_line(line: str) -> str | None:
+    """Return why a token line is malformed, or None if it is fine."""
+    columns = line.split("\t")
+    if len(columns) != N_COLUMNS:
+        return f"expected {N_COLUMNS} tab-separated columns, found {len(columns)}"
+    if "  " in line:
+        # The conllu package also splits columns at runs of two spaces.
+        return "contains two consecutive spaces, which the conllu parser takes for a column break"
+    token_id, head = columns[0], columns[6]
+    if _WORD_ID.fullmatch(token_id):
+        if not _HEAD.fullmatch(head):
+            return f"HEAD {head!r} is not a non-negative integer"
+        return None
+    span = _RANGE_ID.fullmatch(token_id)
+    if span:
+        if int(span.group(2)) < int(span.group(1)):
+            return f"multiword-token range {token_id!r} ends before it starts"
+        return None
+    if _EMPTY_ID.fullmatch(token_id):
+        return None
+    return f"ID {token_id!r} is not an integer, a range like 3-4 or an empty node like 5.1"
+
+
+class _CheckedLines:
+    """A line iterator over an open CoNLL-U file that validates lines as they pass.
+
+    ``conllu.parse_incr`` only iterates over its input; it merely checks that a ``read``
+    attribute exists. ``block_start`` is the line number where the sentence currently
+    being read began, so that errors the conllu package raises can still be located.
+    """
+
+    def __init__(self, handle: TextIO, path: str) -> None:
+        self._handle = handle
+        self._path = path
+        self.block_start = 0
+        self.block_first_line = ""
+
+    def read(self, *_args: object) -> str:
+        """Not supported: the parser must consume the file line by line."""
+        raise io.UnsupportedOperation("_CheckedLines is read line by line only")
+
+    def __iter__(self) -> Iterator[str]:
+        """Yield the file's lines, raising ConlluFormatError at the first malformed one."""
+        in_block = False
+        for line_no, line in enumerate(self._handle, start=1):
+            text = line.rstrip("\r\n")
+            if not text.strip():
+                in_block = False
+                yield line
+                continue
+            if not in_block:
+                in_block = True
+                self.block_start, self.block_first_line = line_no, text
+            if not text.startswith("#"):
+                reason = _check_token_line(text)
+                if reason is not None:
+                    raise ConlluFormatError(self._path, line_no, text, reason)
+            yield line
+
+
+def _to_sentence(tokenlist: conllu.TokenList) -> Sentence:
+    """Keep the syntactic words (integer IDs) of a parsed sentence."""
+    sentence = Sentence(sent_id=tokenlist.metadata.get("sent_id"))
+    for token in tokenlist:
+        if not isinstance(token["id"], int):
+            continue
+        sentence.tokens.append(token["form"])
+        sentence.lemmas.append(token["lemma"])
+        sentence.upos.append(token["upos"])
+        sentence.heads.append(token["head"])
+        sentence.deprels.append(token["deprel"])
+    return sentence
+
+
+def read_conllu(path: str | os.PathLike[str]) -> list[Sentence]:
+    """Read every sentence of a CoNLL-U file.
+
+    Raises:
+        ConlluFormatError: a line has the wrong number of columns, a bad ID or HEAD, or
+            the conllu package rejects a sentence (then the sentence's first line is named),
+            or a comment block has no token lines.
+    """
+    name = os.fspath(path)
+    sentences = []
+    with open(path, encoding="utf-8") as handle:
+        lines = _CheckedLines(handle, name)
+        try:
+            for tokenlist in conllu.parse_incr(lines, field_parsers=_FIELD_PARSERS):
+                if not tokenlist:
+                    raise ConlluFormatError(
+                        name, lines.block_start, lines.block_first_line,
+                        "comment block without any token lines",
+                    )
+                sentences.append(_to_sentence(tokenlist))
+        except ParseException as error:
+            raise ConlluFormatError(
+                name, lines.block_start, lines.block_first_line,
+                f"the sentence starting here does not parse ({error})",
+            ) from error
+    return sentences

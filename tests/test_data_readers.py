@@ -1,0 +1,201 @@
+"""Tests of the CoNLL-U and plain-text readers (toy files; the real mirror if present)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rnnrepro.data.conllu_reader import ConlluFormatError, read_conllu
+from rnnrepro.data.fetch import fetch_dataset
+from rnnrepro.data.sources import Dataset, dataset
+from rnnrepro.data.text_readers import read_parallel, read_ptb_char, read_tokenized_lines
+
+REFUSED = "http://127.0.0.1:9/"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+
+
+def offline(ds: Dataset) -> Dataset:
+    """A copy of ``ds`` whose official URLs all fail immediately (connection refused)."""
+    files = {split: replace(src, urls=(REFUSED + src.name,)) for split, src in ds.files.items()}
+    return replace(ds, files=files)
+
+
+@pytest.fixture(scope="module")
+def fetched(tmp_path_factory: pytest.TempPathFactory, mirror: Path):
+    """Fetch (split of) a dataset from the real mirror into a module-wide folder."""
+    root = mirror
+    dest = tmp_path_factory.mktemp("fetched")
+
+    def get(key: str, split: str) -> Path:
+        paths = fetch_dataset(offline(dataset(key)), dest / key, mirror=root, timeout=2,
+                              progress=False, splits=[split])
+        return paths[split]
+
+    return get
+
+
+# --------------------------------------------------------------------------------- CoNLL-U
+
+TOY_CONLLU = """\
+# sent_id = s1
+# text = Don't go.
+1-2\tDon't\t_\t_\t_\t_\t_\t_\t_\t_
+1\tDo\tdo\tAUX\tVBP\t_\t3\taux\t3:aux\t_
+2\tn't\tnot\tPART\tRB\t_\t3\tadvmod\t3:advmod\t_
+3\tgo\tgo\tVERB\tVB\tVerbForm=Inf\t0\troot\t0:root\tSpaceAfter=No
+3.1\tgo\tgo\tVERB\tVB\t_\t_\t_\t3:conj\t_
+4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t3:punct\t_
+
+1\tHi\thi\tINTJ\tUH\t_\t0\troot\t0:root\t_
+
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "toy.conllu") -> Path:
+    """Write UTF-8 text to tmp_path/name."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_read_conllu_skips_multiword_tokens_and_empty_nodes(tmp_path: Path) -> None:
+    first, second = read_conllu(write(tmp_path, TOY_CONLLU))
+    assert first.tokens == ["Do", "n't", "go", "."]
+    assert first.lemmas == ["do", "not", "go", "."]
+    assert first.upos == ["AUX", "PART", "VERB", "PUNCT"]
+    assert first.heads == [3, 3, 0, 3]
+    assert first.deprels == ["aux", "advmod", "root", "punct"]
+    assert first.sent_id == "s1"
+    assert len(first) == 4
+    assert second.tokens == ["Hi"] and second.heads == [0] and second.sent_id is None
+
+
+def test_read_conllu_accepts_crlf_and_missing_final_blank_line(tmp_path: Path) -> None:
+    text = TOY_CONLLU.rstrip("\n").replace("\n", "\r\n")
+    path = tmp_path / "crlf.conllu"
+    path.write_bytes(text.encode("utf-8"))
+    assert [s.tokens for s in read_conllu(path)] == [["Do", "n't", "go", "."], ["Hi"]]
+
+
+def _break_line(text: str, line_no: int, column: int | None, value: str | None) -> str:
+    """Replace one column of a line (or drop two columns when ``column`` is None)."""
+    lines = text.split("\n")
+    columns = lines[line_no - 1].split("\t")
+    if column is None:
+        columns = columns[:8]
+    else:
+        columns[column] = value
+    lines[line_no - 1] = "\t".join(columns)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("line_no", "column", "value", "reason"),
+    [
+        (5, None, None, "expected 10 tab-separated columns, found 8"),
+        (8, 0, "x", "ID 'x'"),
+        (4, 6, "y", "HEAD 'y'"),
+        (10, 6, "-1", "HEAD '-1'"),
+        (3, 0, "2-1", "ends before it starts"),
+    ],
+)
+def test_malformed_line_names_file_and_line(
+    tmp_path: Path, line_no: int, column: int | None, value: str | None, reason: str
+) -> None:
+    path = write(tmp_path, _break_line(TOY_CONLLU, line_no, column, value))
+    bad_line = path.read_text(encoding="utf-8").split("\n")[line_no - 1]
+    with pytest.raises(ConlluFormatError) as info:
+        read_conllu(path)
+    error = info.value
+    assert error.line_no == line_no
+    message = str(error)
+    assert str(path) in message
+    assert f"line {line_no}:" in message
+    assert reason in message
+    assert repr(bad_line) in message
+
+
+def test_comment_block_without_tokens_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, TOY_CONLLU + "# sent_id = orphan\n")
+    with pytest.raises(ConlluFormatError, match="line 12: comment block without any token"):
+        read_conllu(path)
+
+
+# ------------------------------------------------------------------------------ plain text
+
+
+def test_read_tokenized_lines_keeps_empty_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, " = Title = \n \n the  cat\tsat \n\nlast line", "wiki.tokens")
+    assert read_tokenized_lines(path) == [
+        ["=", "Title", "="], [], ["the", "cat", "sat"], [], ["last", "line"],
+    ]
+
+
+def test_read_ptb_char(tmp_path: Path) -> None:
+    path = write(tmp_path, "a _ c a t \n t h e _ N \n ", "ptb.char.toy.txt")
+    assert read_ptb_char(path) == [["a", "_", "c", "a", "t"], ["t", "h", "e", "_", "N"]]
+
+
+def test_read_ptb_char_rejects_word_level_file(tmp_path: Path) -> None:
+    path = write(tmp_path, " a b \n the cat \n", "ptb.toy.txt")
+    with pytest.raises(ValueError, match=r"ptb\.toy\.txt, line 2: 'the' is not a single"):
+        read_ptb_char(path)
+
+
+def test_read_parallel(tmp_path: Path) -> None:
+    src = write(tmp_path, "a man .\ntwo dogs\n", "toy.en")
+    tgt = write(tmp_path, "ein mann .\nzwei hunde\n", "toy.de")
+    assert read_parallel(src, tgt) == [
+        (["a", "man", "."], ["ein", "mann", "."]),
+        (["two", "dogs"], ["zwei", "hunde"]),
+    ]
+
+
+def test_read_parallel_length_mismatch_names_both_files(tmp_path: Path) -> None:
+    src = write(tmp_path, "a\nb\nc\n", "toy.en")
+    tgt = write(tmp_path, "a\nb\n", "toy.de")
+    with pytest.raises(ValueError) as info:
+        read_parallel(src, tgt)
+    message = str(info.value)
+    assert f"{src} has 3 lines" in message and f"{tgt} has 2" in message
+
+
+# ---------------------------------------------------------------------------- real mirror
+
+
+def test_ptb_valid_counts(fetched) -> None:
+    lines = read_tokenized_lines(fetched("ptb_word", "valid"))
+    assert len(lines) == 3370
+    assert sum(len(line) for line in lines) == 70390
+
+
+def test_ptb_char_valid_spells_the_word_file(fetched) -> None:
+    words = read_tokenized_lines(fetched("ptb_word", "valid"))
+    chars = read_ptb_char(fetched("ptb_char", "valid"))
+    assert len(chars) == 3370
+    assert all("".join(c).replace("_", " ") == " ".join(w) for c, w in zip(chars, words))
+
+
+def test_wikitext2_valid_counts(fetched) -> None:
+    lines = read_tokenized_lines(fetched("wikitext2", "valid"))
+    assert len(lines) == 3760
+    # The manifest counts 217,646 tokens with one <eos> per line.
+    assert sum(len(line) for line in lines) + len(lines) == 217646
+
+
+def test_multi30k_val_pairs(fetched) -> None:
+    pairs = read_parallel(fetched("multi30k", "val.en"), fetched("multi30k", "val.de"))
+    assert len(pairs) == 1014
+    assert sum(len(en) for en, _ in pairs) == 13308
+    assert sum(len(de) for _, de in pairs) == 12828
+
+
+def test_ud_gsd_dev_multiword_tokens_are_skipped(fetched) -> None:
+    french = read_conllu(fetched("ud_fr_gsd_v2.3", "dev"))
+    assert (len(french), sum(len(s) for s in french)) == (1476, 35720)
+    german = read_conllu(fetched("ud_de_gsd_v2.3", "dev"))
+    assert (len(german), sum(len(s) for s in german)) == (799, 12486)
