@@ -122,7 +122,7 @@ def test_cli_exits_143_on_sigterm(tmp_path):
         time.sleep(0.01)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode == training.EXIT_INTERRUPTED
+    assert process.returncode == training.EXIT_INTERRUPTED, stderr
     assert "SIGTERM at step" in stderr and "checkpoint written" in stderr
     assert not (out / "metrics.json").exists()
 
