@@ -1,7 +1,6 @@
 # Helpers shared by the rules (no rules here). The configuration is validated and every
 # study expanded into its runs when the workflow is parsed, so a bad key, name or value
 # fails before any job starts.
-import os
 from pathlib import Path
 
 from rnnrepro.config_check import ConfigError
@@ -65,11 +64,6 @@ def all_datasets(wildcards=None):
             if key:
                 keys.add(key)
     return [f"resources/prepared/{key}.json.gz" for key in sorted(keys)]
-
-
-def data_mirror():
-    """Mirror folder from the config, else the RNNREPRO_DATA_MIRROR environment variable, else none."""
-    return config["data"]["mirror"] or os.environ.get("RNNREPRO_DATA_MIRROR") or ""
 
 
 def published_values(wildcards):

@@ -1,13 +1,12 @@
 # Datasets: fetch each from its official URL (or the mirror), verify sha256, then parse
 # once per (dataset, version) into a prepared file that every run of a task shares.
+# Where the files came from (URL or mirror) is deliberately not a param: the checksums
+# make them the same files, so moving the mirror must not refetch anything.
 
 
 rule fetch_dataset:
     output:
         directory("resources/data/{dataset}"),
-    params:
-        mirror=data_mirror(),
-        timeout=config["data"]["timeout"],
     log:
         "logs/data/fetch_{dataset}.log",
     script:
