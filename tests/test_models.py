@@ -7,7 +7,7 @@ import torch
 from rnnrepro.cells import CELLS, build_cell
 from rnnrepro.layers import Bidirectional, Recurrent, reverse_padded
 from rnnrepro.models import MODELS, build_model
-from rnnrepro.tasks import TaskIO
+from rnnrepro.tasks import Batch, TaskIO
 
 TOKENS = TaskIO(output_size=5, level="token", input_vocab=11)
 SEQUENCE = TaskIO(output_size=1, level="sequence", input_features=3)
@@ -42,11 +42,11 @@ def test_outputs_do_not_change_when_padding_is_added_beside(model, cell):
     torch.manual_seed(0)
     net = build_model(model, TOKENS, cell, hidden_size=4, embedding_size=3).eval()
     short = torch.tensor([[3], [4], [5]])
-    alone = net(short, torch.tensor([3]))
+    alone = net(Batch(short, torch.tensor([3]), torch.zeros(0)))
     batch = torch.zeros(7, 2, dtype=torch.long)
     batch[:, 0] = torch.tensor([1, 2, 3, 4, 5, 6, 7])
     batch[:3, 1] = short[:, 0]
-    together = net(batch, torch.tensor([7, 3]))
+    together = net(Batch(batch, torch.tensor([7, 3]), torch.zeros(0)))
     assert torch.allclose(together[:3, 1], alone[:, 0], atol=1e-6)
 
 
@@ -56,8 +56,9 @@ def test_sequence_level_reads_the_last_real_state(model):
     net = build_model(model, SEQUENCE, "lstm", hidden_size=4).eval()
     x = torch.randn(4, 1, 3)
     padded = torch.cat([x, torch.randn(3, 1, 3)])
-    assert torch.allclose(net(x, torch.tensor([4])), net(padded, torch.tensor([4])), atol=1e-6)
-    assert net(x).shape == (1, 1)
+    none = torch.zeros(0)
+    assert torch.allclose(net(Batch(x, torch.tensor([4]), none)), net(Batch(padded, torch.tensor([4]), none)), atol=1e-6)
+    assert net(Batch(x, torch.tensor([4]), none)).shape == (1, 1)
 
 
 def test_bidirectional_concatenates_both_directions():

@@ -58,11 +58,11 @@ def test_pos_accuracy_counts_real_tokens_only(tmp_path):
     task = build_task("pos", data=prepared_toy(tmp_path), treebank="toy")
     tag_of = {task.words.stoi[w]: task.tags.stoi[t] for w, t in (("the", "DET"), ("cat", "NOUN"), ("sit", "VERB"))}
 
-    def oracle(inputs, lengths):  # right on every real token, wrong on padding
+    def oracle(batch):  # right on every real token, wrong on padding
         table = torch.zeros(len(task.words), 3)
         for word, tag in tag_of.items():
             table[word, tag] = 1
-        return table[inputs]
+        return table[batch.inputs]
 
     assert task.evaluate(oracle, "test", 10, torch.device("cpu")) == {"test_accuracy": 1.0}
 

@@ -205,7 +205,7 @@ class ProgressReport:
 def train_step(model: nn.Module, task: Task, batch, optimizer, cfg: TrainConfig) -> float:
     model.train()
     optimizer.zero_grad(set_to_none=True)
-    loss = task.loss(model(batch.inputs, batch.lengths), batch)
+    loss = task.total_loss(model(batch), batch)
     value = float(loss.detach())
     if not math.isfinite(value):
         return value

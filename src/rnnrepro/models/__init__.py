@@ -1,4 +1,11 @@
-"""Macro models, each taking any registered cell, all in the :data:`MODELS` registry."""
+"""Macro models, each taking any registered cell, all in the :data:`MODELS` registry.
+
+A model is built as ``MODELS[name](io, cell, cell_params=..., **params)`` and called on a
+whole :class:`~rnnrepro.tasks.Batch`: ``model(batch)`` returns the predictions the task's
+loss and metrics read (a tensor, or :class:`~rnnrepro.tasks.Predictions` for models with
+several objectives). In training mode a model may read ``batch.targets`` (teacher forcing);
+in eval mode it must not.
+"""
 from __future__ import annotations
 
 from torch import nn

@@ -5,7 +5,7 @@ import torch
 from torch import Tensor, nn
 
 from ..layers import Bidirectional, Recurrent
-from ..tasks.base import TaskIO
+from ..tasks.base import Batch, TaskIO
 from .common import InputEncoder, make_cell
 from .registry import MODELS
 
@@ -26,8 +26,8 @@ class BasicRNN(nn.Module):
         self.rnn = Recurrent(make_cell(cell, self.encoder.output_size, hidden_size, cell_params))
         self.head = nn.Linear(hidden_size, io.output_size)
 
-    def forward(self, inputs: Tensor, lengths: Tensor | None = None) -> Tensor:
-        out, state = self.rnn(self.encoder(inputs), lengths)
+    def forward(self, batch: Batch) -> Tensor:
+        out, state = self.rnn(self.encoder(batch.inputs), batch.lengths)
         if self.io.level == "sequence":
             return self.head(state[0])
         return self.head(out)
@@ -51,8 +51,8 @@ class BidirectionalRNN(nn.Module):
                                  make_cell(cell, size, hidden_size, cell_params))
         self.head = nn.Linear(2 * hidden_size, io.output_size)
 
-    def forward(self, inputs: Tensor, lengths: Tensor | None = None) -> Tensor:
-        out, (state_f, state_b) = self.rnn(self.encoder(inputs), lengths)
+    def forward(self, batch: Batch) -> Tensor:
+        out, (state_f, state_b) = self.rnn(self.encoder(batch.inputs), batch.lengths)
         if self.io.level == "sequence":
             return self.head(torch.cat([state_f[0], state_b[0]], dim=1))
         return self.head(out)

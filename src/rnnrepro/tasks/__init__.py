@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from . import adding, pos  # noqa: F401  (register the tasks)
-from .base import Batch, Task, TaskIO
+from .base import Batch, Predictions, Task, TaskIO
 from .registry import TASKS
 
-__all__ = ["TASKS", "Batch", "Task", "TaskIO", "build_task"]
+__all__ = ["TASKS", "Batch", "Predictions", "Task", "TaskIO", "build_task"]
 
 
 def build_task(name: str, data=None, **params) -> Task:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .base import Batch, Task, TaskIO
+from .base import Batch, Task, TaskIO, main_output
 from .registry import TASKS
 
 SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2}
@@ -66,7 +66,7 @@ class AddingProblem(Task):
         count = 0
         for batch in self.batches(split, batch_size):
             batch = batch.to(device)
-            error = (model(batch.inputs, batch.lengths).squeeze(-1) - batch.targets) ** 2
+            error = (main_output(model(batch)).squeeze(-1) - batch.targets) ** 2
             total += float(error.sum())
             count += batch.size
         return {f"{split}_mse": total / count}

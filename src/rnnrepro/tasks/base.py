@@ -5,8 +5,8 @@ padded time-major batches, and knows its loss and metrics. Models see only :clas
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterator, Literal
+from dataclasses import dataclass, field
+from typing import Iterator, Literal, Union
 
 import torch
 from torch import Tensor, nn
@@ -31,18 +31,42 @@ class TaskIO:
 
 @dataclass
 class Batch:
-    """A padded, time-major batch: inputs (T, B[, F]), lengths (B,), targets per the task."""
+    """A padded, time-major batch: inputs (T, B[, F]), lengths (B,), targets per the task.
+
+    ``extra`` holds what particular tasks and models need beyond that (target lengths of
+    sequence-to-sequence tasks, characters of each word, ...), all tensors.
+    """
 
     inputs: Tensor
     lengths: Tensor
     targets: Tensor
+    extra: dict[str, Tensor] = field(default_factory=dict)
 
     def to(self, device: torch.device) -> "Batch":
-        return Batch(self.inputs.to(device), self.lengths.to(device), self.targets.to(device))
+        return Batch(self.inputs.to(device), self.lengths.to(device), self.targets.to(device),
+                     {key: value.to(device) for key, value in self.extra.items()})
 
     @property
     def size(self) -> int:
         return int(self.lengths.shape[0])
+
+
+@dataclass
+class Predictions:
+    """What a model with several objectives returns (e.g. the DBRNN's combined, forward and
+    backward predictions): the training loss is the task's loss of ``main`` plus that of each
+    of ``auxiliary``; metrics are computed from ``main``."""
+
+    main: Tensor
+    auxiliary: tuple[Tensor, ...] = ()
+
+
+ModelOutput = Union[Tensor, Predictions]
+
+
+def main_output(output: ModelOutput) -> Tensor:
+    """The prediction that metrics are computed from."""
+    return output.main if isinstance(output, Predictions) else output
 
 
 class Task:
@@ -62,8 +86,14 @@ class Task:
         raise NotImplementedError
 
     def loss(self, output: Tensor, batch: Batch) -> Tensor:
-        """Mean training loss of a batch."""
+        """Mean training loss of one prediction of a batch."""
         raise NotImplementedError
+
+    def total_loss(self, output: ModelOutput, batch: Batch) -> Tensor:
+        """The loss a model is trained on: one term per prediction it makes (see Predictions)."""
+        if isinstance(output, Predictions):
+            return sum((self.loss(p, batch) for p in output.auxiliary), self.loss(output.main, batch))
+        return self.loss(output, batch)
 
     def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
         """Metrics of ``model`` on ``split``, named ``<split>_<metric>``."""

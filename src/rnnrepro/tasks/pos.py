@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
-from .base import IGNORE_INDEX, Batch, Task, TaskIO, pad_time_major, shuffled_buckets
+from .base import IGNORE_INDEX, Batch, Task, TaskIO, main_output, pad_time_major, shuffled_buckets
 from .registry import TASKS
 
 PAD, UNK = "<pad>", "<unk>"
@@ -92,7 +92,7 @@ class POSTagging(Task):
         correct = total = 0
         for batch in self.batches(split, batch_size):
             batch = batch.to(device)
-            predicted = model(batch.inputs, batch.lengths).argmax(-1)
+            predicted = main_output(model(batch)).argmax(-1)
             real = batch.targets != IGNORE_INDEX
             correct += int((predicted == batch.targets)[real].sum())
             total += int(real.sum())
