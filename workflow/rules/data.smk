@@ -13,17 +13,15 @@ rule fetch_dataset:
         "../scripts/fetch_dataset.py"
 
 
-rule prepare_treebank:
+rule prepare_dataset:
     input:
         "resources/data/{dataset}",
     output:
         "resources/prepared/{dataset}.json.gz",
-    wildcard_constraints:
-        dataset=r"ud_[a-z]+_[a-z]+_v[0-9.]+",
     log:
         "logs/data/prepare_{dataset}.log",
     script:
-        "../scripts/prepare_treebank.py"
+        "../scripts/prepare_dataset.py"
 
 
 rule data:

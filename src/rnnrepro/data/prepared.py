@@ -24,6 +24,16 @@ def write_json_gz(payload: dict, path: str | Path) -> None:
         handle.write(json.dumps(payload, separators=(",", ":")).encode())
 
 
+def prepare_dataset(dataset_key: str, raw_dir: str | Path, out_path: str | Path) -> dict[str, int]:
+    """Prepare a fetched dataset by its kind; returns the number of items per split."""
+    preparers = {"ud_": prepare_treebank}
+    for prefix, prepare in preparers.items():
+        if dataset_key.startswith(prefix):
+            return prepare(dataset_key, raw_dir, out_path)
+    raise ValueError(f"no preparation for dataset {dataset_key!r}; prepared kinds: "
+                     + ", ".join(f"{prefix}*" for prefix in preparers))
+
+
 def prepare_treebank(dataset_key: str, raw_dir: str | Path, out_path: str | Path) -> dict[str, int]:
     """Parse a fetched UD treebank (train/dev/test CoNLL-U) into a prepared file.
 
