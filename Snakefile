@@ -17,6 +17,18 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
 
 
+# On a cluster only training runs are submitted; downloads (login nodes have the network),
+# data preparation, aggregation and reports are quick and run where snakemake runs.
+localrules:
+    all,
+    data,
+    runs,
+    fetch_dataset,
+    prepare_dataset,
+    aggregate,
+    report,
+
+
 rule all:
     input:
         all_reports,

@@ -4,6 +4,7 @@
 from pathlib import Path
 
 from rnnrepro.config_check import ConfigError
+from rnnrepro.data.prepared import dataset_identity
 from rnnrepro.studies import load_workflow_config
 from rnnrepro.tasks import TASKS
 
@@ -31,11 +32,31 @@ def run_config(wildcards):
         raise WorkflowError(f"no run {wildcards.run} in study {wildcards.study} at scale {config['scale']}")
 
 
-def run_dataset(wildcards):
-    """Prepared dataset file the run's task reads, or nothing for synthetic tasks."""
+def run_dataset_key(wildcards):
+    """Key of the dataset the run's task reads, or None for synthetic tasks."""
     task = dict(run_config(wildcards)["task"])
-    key = TASKS[task.pop("name")].dataset(**task)
-    return {"data": f"resources/prepared/{key}.json.gz"} if key else {}
+    return TASKS[task.pop("name")].dataset(**task)
+
+
+def run_dataset(wildcards):
+    """Prepared dataset file the run's task reads, or nothing for synthetic tasks.
+
+    Marked ancient: its modification time never reruns a finished run (after `dvc pull`
+    file times come in any order); its content identity is a param instead (run_data_identity).
+    """
+    key = run_dataset_key(wildcards)
+    return {"data": ancient(f"resources/prepared/{key}.json.gz")} if key else {}
+
+
+def prepared_identity(wildcards):
+    """Content identity of the dataset a prepare job makes."""
+    return dataset_identity(wildcards.dataset)
+
+
+def run_data_identity(wildcards):
+    """Content identity of the run's dataset (raw checksums + preparation format), or "synthetic"."""
+    key = run_dataset_key(wildcards)
+    return dataset_identity(key) if key else "synthetic"
 
 
 def run_folder(study, run):

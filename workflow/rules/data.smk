@@ -15,9 +15,11 @@ rule fetch_dataset:
 
 rule prepare_dataset:
     input:
-        "resources/data/{dataset}",
+        ancient("resources/data/{dataset}"),
     output:
         "resources/prepared/{dataset}.json.gz",
+    params:
+        identity=prepared_identity,
     log:
         "logs/data/prepare_{dataset}.log",
     script:

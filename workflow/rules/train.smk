@@ -12,6 +12,7 @@ rule train:
         config=f"{RESULTS}/runs/{{study}}/{{run}}/config.json",
     params:
         run=run_config,
+        data_identity=run_data_identity,
     log:
         "logs/runs/{study}/{run}.log",
     threads: 1
