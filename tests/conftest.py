@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,3 +38,45 @@ def mirror() -> Path:
     if path is None:
         pytest.skip("no data mirror: set RNNREPRO_DATA_MIRROR or put the mirror at ../shared/data")
     return path
+
+
+BIN = Path(sys.executable).parent
+
+
+def tool_env() -> dict[str, str]:
+    """The environment for workflow commands: this interpreter's bin folder first on PATH."""
+    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+
+
+def run_tool(command: list[str], cwd: Path, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
+    """Run a command (snakemake, dvc, git) in ``cwd``; on failure show its output."""
+    result = subprocess.run(command, cwd=cwd, env=tool_env(), capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert result.returncode == 0, (f"{' '.join(command)} failed ({result.returncode}):\n"
+                                        f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+    return result
+
+
+def copy_project(source: Path, target: Path, mirror: Path, **config) -> Path:
+    """Copy the tracked files of the repository to ``target`` and set config keys (e.g. scale)."""
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=source, capture_output=True, check=True).stdout
+    for name in filter(None, tracked.decode().split("\0")):
+        src, dst = source / name, target / name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            dst.symlink_to(os.readlink(src))
+        elif src.exists():
+            shutil.copy2(src, dst)
+    settings = yaml.safe_load((target / "config/config.yaml").read_text())
+    settings.update(config)
+    settings["data"]["mirror"] = str(mirror)
+    (target / "config/config.yaml").write_text(yaml.safe_dump(settings))
+    return target
+
+
+@pytest.fixture(scope="module")
+def make_project(repo, mirror, tmp_path_factory):
+    """Factory: a fresh copy of the project with config keys set, e.g. make_project(scale="ci")."""
+    def make(**config) -> Path:
+        return copy_project(repo, tmp_path_factory.mktemp("project"), mirror, **config)
+    return make

@@ -1,0 +1,73 @@
+"""DVC beside Snakemake: `dvc repro` runs the workflow through its stages, both tools agree
+about what is up to date, and results pushed to a DVC remote come back in a fresh clone
+without retraining."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import BIN, run_tool
+
+pytestmark = pytest.mark.slow
+
+GIT_USER = ["-c", "user.name=rnnrepro-test", "-c", "user.email=test@localhost"]
+
+
+def dvc(*args: str, cwd: Path):
+    return run_tool([str(BIN / "dvc"), *args], cwd=cwd)
+
+
+def snakemake_plan(cwd: Path) -> str:
+    result = run_tool([sys.executable, "-m", "snakemake", "--profile", "profiles/local", "-n", "all"], cwd=cwd)
+    return result.stdout + result.stderr
+
+
+def commit(cwd: Path, message: str) -> None:
+    run_tool(["git", "add", "-A"], cwd=cwd)
+    run_tool(["git", *GIT_USER, "commit", "-qm", message], cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def project(make_project, tmp_path_factory) -> Path:
+    """A git repository at the ci scale whose results were made by `dvc repro` and pushed."""
+    copy = make_project(scale="ci")
+    run_tool(["git", "init", "-q"], cwd=copy)
+    remote = tmp_path_factory.mktemp("dvc-remote")
+    dvc("remote", "add", "-d", "storage", str(remote), cwd=copy)
+    commit(copy, "project at ci scale")
+    repro = dvc("repro", cwd=copy)
+    assert "Running stage 'train'" in repro.stdout
+    commit(copy, "results of dvc repro")
+    dvc("push", cwd=copy)
+    return copy
+
+
+def test_dvc_and_snakemake_agree_after_repro(project):
+    assert "Data and pipelines are up to date" in dvc("status", cwd=project).stdout
+    assert "Nothing to be done" in snakemake_plan(project)
+
+
+def test_fresh_clone_pulls_results_instead_of_training(project, tmp_path):
+    clone = tmp_path / "clone"
+    run_tool(["git", "clone", "-q", str(project), str(clone)], cwd=tmp_path)
+    assert not (clone / "results").exists()
+    dvc("pull", cwd=clone)
+    metrics = sorted(p.relative_to(clone) for p in (clone / "results/runs").rglob("metrics.json"))
+    assert metrics == sorted(p.relative_to(project) for p in (project / "results/runs").rglob("metrics.json"))
+    assert all((clone / m).with_name("checkpoint.pt").exists() for m in metrics)
+
+    repro = dvc("repro", cwd=clone)
+    assert "Running stage" not in repro.stdout, repro.stdout
+    plan = snakemake_plan(clone)
+    assert not re.search(r"^train\s+\d+$", plan, re.M), f"snakemake wants to retrain after dvc pull:\n{plan[-3000:]}"
+    assert not re.search(r"^(fetch_dataset|prepare_dataset)\s+\d+$", plan, re.M), plan[-3000:]
+
+
+def test_both_see_a_changed_experiment(project):
+    study = project / "config/studies/pru.yaml"
+    study.write_text(study.read_text().replace("train_size: 200,", "train_size: 220,"))
+    status = dvc("status", cwd=project).stdout
+    assert "changed deps" in status and "config/studies" in status
+    assert re.search(r"^train\s+2$", snakemake_plan(project), re.M)
