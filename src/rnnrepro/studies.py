@@ -34,6 +34,7 @@ class Study:
     scale_note: str
     artifacts: dict[str, dict[str, Any]]
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run path -> run config
+    analyses: dict[str, dict[str, Any]] = field(default_factory=dict)  # artifact -> analysis params (with name)
 
     def runs_of(self, artifact: str) -> list[str]:
         return [run for run, cfg in self.runs.items() if artifact in cfg["artifacts"]]
@@ -99,6 +100,9 @@ def registry_enums(study_schema: dict) -> dict:
     schema["$defs"]["task_name"]["enum"] = TASKS.names()
     schema["$defs"]["model_name"]["enum"] = MODELS.names()
     schema["$defs"]["cell_name"]["enum"] = CELLS.names()
+    from .analyses import ANALYSES
+
+    schema["$defs"]["analysis_name"]["enum"] = ANALYSES.names()
     return schema
 
 
@@ -186,6 +190,9 @@ def expand_study(name: str, study: dict, scale: str) -> Study:
     result = Study(name=name, title=merged["title"], paper=merged["paper"], scale=scale,
                    scale_note=merged["scale_note"], artifacts=merged["artifacts"])
     for artifact_name, artifact in merged["artifacts"].items():
+        if "analysis" in artifact:
+            result.analyses[artifact_name] = check_analysis(artifact_name, artifact["analysis"])
+            continue
         for path, cfg in expand_artifact(name, scale, artifact_name, artifact, merged["defaults"]).items():
             try:
                 check_run_config(cfg)
@@ -202,6 +209,24 @@ def expand_study(name: str, study: dict, scale: str) -> Study:
             else:
                 result.runs[path] = cfg
     return result
+
+
+def check_analysis(artifact: str, params: dict) -> dict:
+    """An analysis artifact's params, checked against the analysis function's signature."""
+    from .analyses import ANALYSES
+    from .config_check import check_kwargs
+
+    params = dict(params)
+    name = params.pop("name", None)
+    try:
+        function = ANALYSES[name]
+    except KeyError as error:
+        raise ConfigError(f"artifacts.{artifact}.analysis: {error}") from None
+    try:
+        check_kwargs(f"analysis {name!r}", function, params, skip={"seed"})
+    except ConfigError as error:
+        raise ConfigError(f"artifacts.{artifact}.analysis: {error}") from None
+    return {"name": name, **params}
 
 
 def _without_artifacts(cfg: dict) -> dict:

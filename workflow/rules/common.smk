@@ -22,6 +22,7 @@ wildcard_constraints:
     study="|".join(STUDIES) or "no-study",
     run=r"task~[^/]+/model~[^/]+/cell~[^/]+(/[^/~]+~[^/]+)*/seed~\d+",
     dataset=r"[A-Za-z0-9_.\-]+",
+    artifact=r"[A-Za-z0-9_]+",
 
 
 def run_config(wildcards):
@@ -68,6 +69,24 @@ def study_metrics(wildcards):
     return [f"{run_folder(wildcards.study, run)}/metrics.json" for run in STUDIES[wildcards.study].runs]
 
 
+def analysis_config(wildcards):
+    """Params of an analysis artifact (a params of the analysis rule, so changing it reruns it)."""
+    try:
+        return STUDIES[wildcards.study].analyses[wildcards.artifact]
+    except KeyError:
+        raise WorkflowError(f"no analysis artifact {wildcards.artifact} in study {wildcards.study}")
+
+
+def study_analyses(wildcards):
+    """CSV of every analysis artifact of a study, by artifact."""
+    return {artifact: f"{RESULTS}/analyses/{wildcards.study}/{artifact}.csv"
+            for artifact in STUDIES[wildcards.study].analyses}
+
+
+def study_analysis_files(wildcards):
+    return list(study_analyses(wildcards).values())
+
+
 def all_runs(wildcards=None):
     return [f"{run_folder(study, run)}/metrics.json" for study in STUDIES for run in STUDIES[study].runs]
 
@@ -103,6 +122,7 @@ def report_parameters(wildcards):
         "table": f"{RESULTS}/tables/{study.name}/runs.csv",
         "curves": f"{RESULTS}/tables/{study.name}/curves.csv",
         "published_dir": "reports/published",
+        "analyses": study_analyses(wildcards),
         "artifacts": {
             name: {"title": artifact.get("title", name), "claim": artifact.get("claim", "")}
             for name, artifact in study.artifacts.items()

@@ -7,6 +7,7 @@ rule report:
         curves=f"{RESULTS}/tables/{{study}}/curves.csv",
         notebook="reports/{study}.ipynb",
         published=published_values,
+        analyses=study_analysis_files,
     output:
         html=f"{RESULTS}/reports/{{study}}.html",
         notebook=f"{RESULTS}/reports/{{study}}.ipynb",
