@@ -1,0 +1,152 @@
+"""`snakemake --profile slurm all` against a real single-node SLURM cluster on localhost.
+
+The cluster (Debian's slurm-wlm and munge, two fake GPUs) is installed and started by
+scripts/local-slurm/ and stopped by PID afterwards. Where it cannot be had the tests are
+skipped with the reason, except under CI (CI=true), where that is a failure.
+The production profile is used as it is, plus what a local test cluster needs
+(status by squeue, quick status checks, one thread per run) written as the `slurm`
+profile of a copy of the project, so the command is literally `snakemake --profile slurm all`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, run_tool, tool_env
+
+pytestmark = pytest.mark.slow
+
+SCRIPTS = REPO / "scripts" / "local-slurm"
+LOCAL_CLUSTER_SETTINGS = {
+    "slurm-status-command": "squeue",  # no slurmdbd here, so no sacct
+    "slurm-init-seconds-before-status-checks": 1,
+    "seconds-between-status-checks": 1,
+    "latency-wait": 5,
+    "set-threads": {"train": 1},  # the reference runs below use one thread too
+}
+
+
+def unavailable(reason: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"SLURM test cluster unavailable under CI: {reason}")
+    pytest.skip(f"SLURM test cluster unavailable: {reason}")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    install = subprocess.run(["bash", str(SCRIPTS / "install.sh")], capture_output=True, text=True, timeout=600)
+    if install.returncode != 0:
+        unavailable(install.stderr.strip() or install.stdout.strip())
+    state = tmp_path_factory.mktemp("slurm-state")
+    up = subprocess.run(["bash", str(SCRIPTS / "up.sh"), str(state)], capture_output=True, text=True, timeout=120)
+    try:
+        assert up.returncode == 0, f"local SLURM cluster did not start:\n{up.stderr}"
+        yield state
+    finally:
+        subprocess.run(["bash", str(SCRIPTS / "down.sh"), str(state)], timeout=60)
+
+
+def slurm_project(make_project, epochs: int) -> Path:
+    """A copy with only the pru study at ci scale, its runs made ``epochs`` long, and the test profile."""
+    project = make_project(scale="ci", studies=["pru"])
+    study = project / "config/studies/pru.yaml"
+    study.write_text(study.read_text().replace("defaults: {train: {epochs: 2,", f"defaults: {{train: {{epochs: {epochs},"))
+    profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
+    profile.update(LOCAL_CLUSTER_SETTINGS)
+    (project / "slurm").unlink()
+    (project / "slurm").mkdir()
+    (project / "slurm/config.yaml").write_text(yaml.safe_dump(profile))
+    return project
+
+
+def jobs(project: Path) -> list[dict[str, str]]:
+    """Every job the controller remembers that ran in ``project`` (scontrol show job)."""
+    out = subprocess.run(["scontrol", "show", "job", "-o"], capture_output=True, text=True).stdout
+    found = []
+    for line in out.splitlines():
+        fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+        if fields.get("WorkDir") == str(project):
+            found.append(fields)
+    return found
+
+
+def wait_for_checkpoints(project: Path, count: int, process: subprocess.Popen, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(list((project / "results/runs").rglob("checkpoint.pt"))) >= count:
+            return
+        assert process.poll() is None, "snakemake ended before training started"
+        time.sleep(0.2)
+    raise AssertionError("no checkpoints appeared")
+
+
+def running_train_jobs(project: Path) -> list[str]:
+    return [j["JobId"] for j in jobs(project) if j["JobState"] == "RUNNING" and j["Comment"].startswith("rule_train")]
+
+
+def reference_metrics(project: Path, run_folder: Path, tmp_path: Path) -> dict:
+    """Metrics of the same run trained uninterrupted, outside SLURM."""
+    out = tmp_path / run_folder.relative_to(project)
+    run_tool([sys.executable, "-m", "rnnrepro.train", str(run_folder / "config.json"), str(out), "--threads", "1"],
+             cwd=project)
+    return json.loads((out / "metrics.json").read_text())
+
+
+def run_folders(project: Path) -> list[Path]:
+    return sorted(p.parent for p in (project / "results/runs").rglob("metrics.json"))
+
+
+def start_snakemake(project: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "snakemake", "--profile", "slurm", "all", *args],
+                            cwd=project, env=tool_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_profile_slurm_all_runs_the_workflow_with_gpu_requests(cluster, make_project):
+    project = slurm_project(make_project, epochs=2)
+    run_tool(["snakemake", "--profile", "slurm", "all"], cwd=project)
+    assert (project / "results/reports/pru.html").exists()
+    train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
+    assert len(train) == 2 and all(j["JobState"] == "COMPLETED" for j in train)
+    assert all(j.get("TresPerJob") in ("gres:gpu:1", "gres/gpu:1") for j in train), train
+    assert {j["Comment"].split("_wildcards_")[0] for j in jobs(project)} == {"rule_train"}, "only training goes to SLURM"
+
+
+def test_preempted_runs_resume_to_identical_metrics(cluster, make_project, tmp_path):
+    """SIGTERM as SLURM sends before preempting: the run checkpoints, exits, is retried and resumes."""
+    project = slurm_project(make_project, epochs=120)
+    process = start_snakemake(project)
+    wait_for_checkpoints(project, 2, process)
+    victims = running_train_jobs(project)
+    assert victims, "no training job was running"
+    subprocess.run(["scancel", "--signal=TERM", "--full", *victims], check=True)
+    output, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, output[-4000:]
+    train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
+    assert len(train) == 2 + len(victims), "each preempted run is submitted again"
+    for folder in run_folders(project):
+        log = (project / "logs/runs/pru" / folder.relative_to(project / "results/runs/pru")).with_suffix(".log")
+        assert json.loads((folder / "metrics.json").read_text()) == reference_metrics(project, folder, tmp_path)
+    interrupted = [folder for folder in run_folders(project)
+                   if "resuming" in (project / "logs/runs/pru" / f"{folder.relative_to(project / 'results/runs/pru')}.log").read_text()]
+    assert interrupted, "no run resumed from a checkpoint"
+
+
+def test_scancel_is_reported_and_rerun_incomplete_finishes(cluster, make_project, tmp_path):
+    project = slurm_project(make_project, epochs=120)
+    process = start_snakemake(project, "--retries", "0")
+    wait_for_checkpoints(project, 1, process)
+    victims = running_train_jobs(project)
+    assert victims, "no training job was running"
+    subprocess.run(["scancel", *victims], check=True)
+    output, _ = process.communicate(timeout=600)
+    assert process.returncode != 0
+    assert "Error in rule train" in output and "CANCELLED" in output, output[-4000:]
+    run_tool(["snakemake", "--profile", "slurm", "all", "--rerun-incomplete"], cwd=project)
+    for folder in run_folders(project):
+        assert json.loads((folder / "metrics.json").read_text()) == reference_metrics(project, folder, tmp_path)
