@@ -1,0 +1,136 @@
+"""Training-step time of every registered cell as a ratio to torch.nn.LSTM, measured side by side.
+
+Each cell runs as the models use it, ``rnnrepro.layers.Recurrent(build_cell(...))``; one
+step is forward, backward of a sum of squared outputs, and an Adagrad update (the elstm
+paper's optimizer), on the CPU. In every round each cell step is timed right after an
+nn.LSTM step; the table shows, per cell and shape, the best cell step over the best nn.LSTM
+step timed beside it (``--statistic median`` for medians), so load from other processes
+affects both sides alike. Targets: cells whose gates see h_{t-1} at most 1.25x nn.LSTM,
+cells whose gates see only the input at most 0.5x.
+
+    python benchmarks/bench_cells.py                       # the issue's grid: T 35, 100 x H 128, 512
+    python benchmarks/bench_cells.py --steps 35 --hidden 128 --repeats 5 --cells lstm sgru
+    python benchmarks/bench_cells.py --threads 1           # one thread: steadier on a busy machine
+    RNNREPRO_SCRIPT=0 python benchmarks/bench_cells.py     # eager loops instead of TorchScript
+    RNNREPRO_PACKED=0 python benchmarks/bench_cells.py     # MKL addmm for every per-step product
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+from torch import nn
+
+from rnnrepro.cells import CELLS, build_cell
+from rnnrepro.cells.compiled import scripting_enabled
+from rnnrepro.layers import Recurrent
+
+SEQUENTIAL_TARGET = 1.25
+INPUT_ONLY_TARGET = 0.5
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--batch", type=int, default=20, help="batch size (default 20)")
+    parser.add_argument("--steps", type=int, nargs="+", default=[35, 100], help="sequence lengths T")
+    parser.add_argument("--input", type=int, default=512, help="input size (default 512)")
+    parser.add_argument("--hidden", type=int, nargs="+", default=[128, 512], help="hidden sizes H")
+    parser.add_argument("--repeats", type=int, default=10,
+                        help="rounds: timed (nn.LSTM step, cell step) pairs per cell (default 10)")
+    parser.add_argument("--statistic", choices=("min", "median"), default="min",
+                        help="per-side summary of the step times (default min: best of the repeats, "
+                             "the least disturbed by other processes)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps before timing")
+    parser.add_argument("--cells", nargs="+", default=None, help="cells to time (default: all registered)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args(argv)
+
+
+class TorchLSTM(nn.Module):
+    """The reference: torch.nn.LSTM, output (T, B, H) like Recurrent."""
+
+    def __init__(self, input_size: int, hidden_size: int):
+        super().__init__()
+        self.lstm = nn.LSTM(input_size, hidden_size)
+
+    def forward(self, x):
+        return self.lstm(x)
+
+
+def training_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor) -> None:
+    optimizer.zero_grad(set_to_none=True)
+    out, _ = model(x)
+    out.pow(2).sum().backward()
+    optimizer.step()
+
+
+def time_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor) -> float:
+    start = time.perf_counter()
+    training_step(model, optimizer, x)
+    return time.perf_counter() - start
+
+
+def measure(names: list[str], steps: int, hidden: int, args: argparse.Namespace) -> tuple[float, dict[str, float]]:
+    """nn.LSTM's step time (s) and each cell's ratio to it.
+
+    Rounds go over all cells, timing every cell step right after an nn.LSTM step, so each
+    cell's samples are spread over the whole run and paired with reference steps taken at
+    the same moments; the ratio is min(cell) / min(nn.LSTM beside it) over ``repeats``
+    rounds (or medians), so slow spells of a shared machine affect both sides alike.
+    """
+    torch.manual_seed(args.seed)
+    x = torch.randn(steps, args.batch, args.input)
+    reference = TorchLSTM(args.input, hidden)
+    models = {name: Recurrent(build_cell(name, args.input, hidden)) for name in names}
+    optimizers = {name: torch.optim.Adagrad(model.parameters(), lr=0.01) for name, model in models.items()}
+    reference_optimizer = torch.optim.Adagrad(reference.parameters(), lr=0.01)
+    for _ in range(args.warmup):
+        training_step(reference, reference_optimizer, x)
+        for name in names:
+            training_step(models[name], optimizers[name], x)
+    beside = {name: [] for name in names}
+    own = {name: [] for name in names}
+    order = list(names)
+    for _ in range(args.repeats):
+        for name in order:
+            beside[name].append(time_step(reference, reference_optimizer, x))
+            own[name].append(time_step(models[name], optimizers[name], x))
+        order.reverse()
+    summary = min if args.statistic == "min" else statistics.median
+    ratios = {name: summary(own[name]) / summary(beside[name]) for name in names}
+    return summary([t for times in beside.values() for t in times]), ratios
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    names = args.cells or CELLS.names()
+    shapes = [(steps, hidden) for steps in args.steps for hidden in args.hidden]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch}, "
+          f"input {args.input}, loops {'TorchScript' if scripting_enabled() else 'eager'}, "
+          f"{args.repeats} rounds of (nn.LSTM, cell) step pairs, ratio of the {args.statistic} step times")
+    results = {}
+    for steps, hidden in shapes:
+        results[steps, hidden] = measure(names, steps, hidden, args)
+    headers = [f"T={s} H={h}" for s, h in shapes]
+    width = max(len(n) for n in names + ["nn.LSTM (ms)"]) + 2
+    print("cell".ljust(width) + "kind        " + "".join(h.rjust(12) for h in headers) + "   target")
+    print("nn.LSTM (ms)".ljust(width) + "reference   "
+          + "".join(f"{results[s][0] * 1000:12.1f}" for s in shapes))
+    for name in names:
+        input_only = build_cell(name, 2, 2).hh_chunks == 0
+        target = INPUT_ONLY_TARGET if input_only else SEQUENTIAL_TARGET
+        ratios = [results[s][1][name] for s in shapes]
+        verdict = "ok" if max(ratios) <= target else "MISSED"
+        print(name.ljust(width) + ("input-only  " if input_only else "sequential  ")
+              + "".join(f"{r:12.2f}" for r in ratios) + f"   <= {target:.2f} {verdict}")
+
+
+if __name__ == "__main__":
+    main()

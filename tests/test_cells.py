@@ -1,0 +1,242 @@
+"""The cell contract for every registered cell, and the fast loops against the reference loop.
+
+Equality to references, gradchecks and per-cell properties are in test_cells_verified.py."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+from rnnrepro.cells import CELLS, build_cell, cell_parameters, reference_loops
+from rnnrepro.cells import compiled, products
+from rnnrepro.cells.compiled import eager_loops, scripted
+from rnnrepro.layers import Recurrent
+
+ZOO = {"srn", "lstm", "gru", "sgru", "elstm", "elstm_ix", "pru", "pru_plus", "lstm_plus",
+       "lstm_minus_gates", "lstm_minus_srnn", "lstm_minus_srnn_out"}
+INPUT_ONLY = {"sgru", "elstm_ix"}
+T, B, M, N = 5, 3, 4, 6
+
+
+def make(name: str, dtype=torch.float32, seed: int = 0, **params):
+    torch.manual_seed(seed)
+    cell = build_cell(name, M, N, dtype=dtype, **({"period": 3} if "elstm" in name else {}), **params)
+    with torch.no_grad():
+        for p in cell.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    return cell
+
+
+def lengths_mask(lengths, steps=T):
+    return (torch.arange(steps)[:, None] < torch.as_tensor(lengths)[None]).unsqueeze(2)
+
+
+def test_registry_holds_the_zoo():
+    assert set(CELLS.names()) == ZOO
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_docstring_gives_equations_with_paper_and_number(name):
+    doc = CELLS[name].__doc__
+    assert "eq" in doc and any(paper in doc for paper in ("elstm", "pru", "wsum", "tutorial")), name
+
+
+def test_variants_do_not_take_their_fixed_parameters_again():
+    assert "content" not in cell_parameters("pru") and "feed_forward" in cell_parameters("lstm")
+    with pytest.raises(ValueError, match="cell 'pru' has no parameter 'content'; allowed: bias"):
+        build_cell("pru", M, N, content="srnn")
+    with pytest.raises(ValueError, match="content must be one of srnn, input, linear"):
+        build_cell("lstm", M, N, content="conv")
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_contract(name):
+    cell = make(name, dtype=torch.float64)
+    assert all(p.dtype == torch.float64 for p in cell.parameters())
+    assert (cell.weight_hh is None) == (cell.hh_chunks == 0) == (name in INPUT_ONLY)
+    assert cell.weight_ih.shape == (cell.num_chunks * N, M)
+    x = torch.randn(T, B, M, dtype=torch.float64)
+    xp = cell.project_input(x)
+    assert xp.shape == (T, B, cell.num_chunks * N)
+    state = cell.initial_state(B, x)
+    assert len(state) == cell.state_count and all(s.shape == (B, N) for s in state)
+    out, final = cell.sequence(xp, state)
+    assert out.shape == (T, B, N) and len(final) == cell.state_count
+    assert all(s.shape == (B, N) for s in final)
+    h, one = cell(x[0], state)
+    assert h.shape == (B, N) and len(one) == cell.state_count
+    assert repr(cell).startswith(type(cell).__name__)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_padded_steps_keep_the_state(name):
+    """A column padded after its 2 real steps ends in the state it had after those 2 steps."""
+    cell = make(name)
+    x = torch.randn(T, B, M)
+    state = tuple(torch.randn(B, N) for _ in range(cell.state_count))
+    _, final = cell.sequence(cell.project_input(x), state, lengths_mask([T, 2, 0]))
+    _, short = cell.sequence(cell.project_input(x[:2]), state)
+    for s, f, one in zip(state, final, short):
+        torch.testing.assert_close(f[1], one[1])
+        torch.testing.assert_close(f[2], s[2])  # no real step at all: the initial state
+
+
+def outputs_and_gradients(cell, x, state, mask, t):
+    out, final = cell.sequence(cell.project_input(x), state, mask, t)
+    results = (out, *final)
+    weights = [torch.linspace(-1, 1, r.numel(), dtype=r.dtype).view_as(r) for r in results]
+    loss = sum((r * w).sum() for r, w in zip(results, weights))
+    wrt = [x, *state, *cell.parameters()]
+    return results, torch.autograd.grad(loss, wrt, allow_unused=True)
+
+
+def assert_same(a, b, tol):
+    for x, y in zip(a, b):
+        if x is None and y is None:
+            continue
+        x = torch.zeros_like(y) if x is None else x
+        y = torch.zeros_like(x) if y is None else y
+        torch.testing.assert_close(x, y, atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("padded", [False, True], ids=["full", "padded"])
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_fast_loop_equals_reference_loop(name, padded):
+    """Outputs, final state and every gradient equal the step-by-step loop, float64 and float32."""
+    for dtype, tol in ((torch.float64, 1e-12), (torch.float32, 2e-5)):
+        cell = make(name, dtype=dtype)
+        x = torch.randn(T, B, M, dtype=dtype, requires_grad=True)
+        state = tuple(torch.randn(B, N, dtype=dtype, requires_grad=True) for _ in range(cell.state_count))
+        mask = lengths_mask([T, 3, 1]) if padded else None
+        fast = outputs_and_gradients(cell, x, state, mask, 2)
+        with reference_loops():
+            reference = outputs_and_gradients(cell, x, state, mask, 2)
+        assert_same(fast[0], reference[0], tol)
+        assert_same(fast[1], reference[1], tol)
+
+
+COMBINATIONS = [
+    {"input_only": True},
+    {"input_only": True, "content": "linear", "output_gate": False},
+    {"input_only": True, "feed_forward": True},
+    {"content": "input", "output_gate": False, "feed_forward": True, "recurrent_bias": False},
+    {"output_gate": False},
+    {"gates": False, "input_only": True},
+]
+
+
+@pytest.mark.parametrize("params", COMBINATIONS, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_unregistered_flag_combinations_equal_reference_loop(params):
+    """Parameters of the LSTM class that no registered cell uses still take correct fast loops."""
+    for mask in (None, lengths_mask([T, 3, 1])):
+        cell = make("lstm", dtype=torch.float64, **params)
+        x = torch.randn(T, B, M, dtype=torch.float64, requires_grad=True)
+        state = tuple(torch.randn(B, N, dtype=torch.float64, requires_grad=True) for _ in range(cell.state_count))
+        fast = outputs_and_gradients(cell, x, state, mask, 0)
+        with reference_loops():
+            reference = outputs_and_gradients(cell, x, state, mask, 0)
+        assert_same(fast[0], reference[0], 1e-12)
+        assert_same(fast[1], reference[1], 1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_packed_products_equal_reference_loop(name, monkeypatch):
+    """oneDNN's packed GEMM (used for big float32 weights) gives the reference results."""
+    if not products.packing_available():
+        pytest.skip("this torch has no oneDNN linear ops")
+    monkeypatch.setattr(products, "PACK_MIN_ENTRIES", 0)  # pack even these tiny weights
+    cell = make(name)
+    x = torch.randn(T, B, M, requires_grad=True)
+    state = tuple(torch.randn(B, N, requires_grad=True) for _ in range(cell.state_count))
+    for mask in (None, lengths_mask([T, 3, 1])):
+        fast = outputs_and_gradients(cell, x, state, mask, 0)
+        with reference_loops():
+            reference = outputs_and_gradients(cell, x, state, mask, 0)
+        assert_same(fast[0], reference[0], 2e-5)
+        assert_same(fast[1], reference[1], 2e-5)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_compiled_loops_equal_eager_loops(name):
+    cell = make(name)
+    x = torch.randn(T, B, M, requires_grad=True)
+    state = tuple(torch.randn(B, N, requires_grad=True) for _ in range(cell.state_count))
+    mask = lengths_mask([T, 3, 1])
+    scripted_results = outputs_and_gradients(cell, x, state, mask, 1)
+    with eager_loops():
+        eager_results = outputs_and_gradients(cell, x, state, mask, 1)
+    assert_same(scripted_results[0], eager_results[0], 1e-6)
+    assert_same(scripted_results[1], eager_results[1], 1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_step_by_step_equals_the_sequence(name):
+    """Decoding one step at a time with positions t gives the sequence's outputs (ELSTM's s_t)."""
+    cell = make(name, dtype=torch.float64)
+    x = torch.randn(T, B, M, dtype=torch.float64)
+    state = cell.initial_state(B, x)
+    out, final = cell.sequence(cell.project_input(x), state)
+    for t in range(T):
+        h, state = cell(x[t], state, t)
+        torch.testing.assert_close(h, out[t])
+    assert_same(state, final, 1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(INPUT_ONLY))
+def test_input_only_gates_need_no_per_step_matrix_product(name):
+    cell = make(name)
+    x = torch.randn(40, B, M, requires_grad=True)
+    layer = Recurrent(cell)
+    layer(x)  # compile first
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        layer(x)[0].sum().backward()
+    products = [e for e in profile.events() if e.name in ("aten::mm", "aten::addmm", "aten::bmm", "aten::matmul")]
+    assert len(products) <= 3  # the input projection and its two gradients, not one per step
+
+
+def test_every_cell_runs_in_a_layer_with_lengths_and_backward():
+    for name in sorted(ZOO):
+        layer = Recurrent(make(name), reverse=True)
+        x = torch.randn(T, B, M, requires_grad=True)
+        out, _ = layer(x, torch.tensor([T, 3, 2]))
+        out.sum().backward()
+        assert torch.isfinite(x.grad).all(), name
+
+
+def test_autocast_runs_the_reference_loop():
+    """Under autocast the fast loops step aside; the step-by-step loop follows autocast's casts."""
+    for name in sorted(ZOO):
+        cell = make(name)
+        x = torch.randn(T, B, M)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out, _ = cell.sequence(cell.project_input(x), cell.initial_state(B, x), lengths_mask([T, 3, 1]))
+        expected, _ = cell.sequence(cell.project_input(x), cell.initial_state(B, x), lengths_mask([T, 3, 1]))
+        torch.testing.assert_close(out.float(), expected, atol=0.05, rtol=0.05)
+
+
+def test_compile_failure_falls_back_to_eager(monkeypatch):
+    def refuse(function):
+        raise RuntimeError("no TorchScript here")
+
+    monkeypatch.setattr(torch.jit, "script", refuse)
+
+    def double(x: torch.Tensor) -> torch.Tensor:
+        return 2 * x
+
+    run = scripted(double)
+    with pytest.warns(RuntimeWarning, match="TorchScript could not compile double"):
+        assert torch.equal(run(torch.ones(2)), torch.full((2,), 2.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once, then quietly eager
+        assert torch.equal(run(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_scripting_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("RNNREPRO_SCRIPT", "0")
+    monkeypatch.setattr(torch.jit, "script", lambda f: pytest.fail("scripted although switched off"))
+
+    def identity(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    assert compiled._compile(identity) is identity
