@@ -1,0 +1,158 @@
+"""UAS/LAS as the CoNLL 2018 evaluation script computes them, checked against hand computation."""
+from __future__ import annotations
+
+import pytest
+
+from rnnrepro.metrics import ParsedSentence, attachment_scores, evaluate_files, read_conllu_sentences, write_conllu
+
+
+def conllu(rows: str) -> str:
+    """Rows written with single spaces between columns -> tab-separated CoNLL-U."""
+    lines = [" ".join(line.split()) for line in rows.strip().splitlines()]
+    return "\n".join(line if line.startswith("#") else line.replace(" ", "\t") for line in lines) + "\n\n"
+
+
+GOLD = conllu("""
+# sent_id = 1
+# text = I don't like Mary's dog.
+1 I I PRON _ _ 4 nsubj _ _
+2-3 don't _ _ _ _ _ _ _ _
+2 do do AUX _ _ 4 aux _ _
+3 n't not PART _ _ 4 advmod _ _
+4 like like VERB _ _ 0 root _ _
+5 Mary Mary PROPN _ _ 7 nmod:poss _ _
+6 's 's PART _ _ 5 case _ _
+7 dog dog NOUN _ _ 4 obj _ _
+7.1 dog dog NOUN _ _ _ _ 4:obj _
+8 . . PUNCT _ _ 4 punct _ _
+
+# sent_id = 2
+1 Go go VERB _ _ 0 root _ _
+2 home home ADV _ _ 1 advmod _ _
+3 . . PUNCT _ _ 1 punct _ _
+""")
+
+SYSTEM = conllu("""
+1 I I PRON _ _ 4 nsubj _ _
+2-3 don't _ _ _ _ _ _ _ _
+2 do do AUX _ _ 4 aux _ _
+3 n't not PART _ _ 2 advmod _ _
+4 like like VERB _ _ 0 root _ _
+5 Mary Mary PROPN _ _ 7 nmod _ _
+6 's 's PART _ _ 5 case _ _
+7 dog dog NOUN _ _ 4 nsubj _ _
+7.1 dog dog NOUN _ _ _ _ 2:nsubj _
+8 . . PUNCT _ _ 7 punct _ _
+
+1 Go go VERB _ _ 0 root _ _
+2 home home ADV _ _ 1 obl:npmod _ _
+3 . . PUNCT _ _ 1 punct _ _
+""")
+
+# Hand computation. Words: the 8 + 3 integer-ID lines = 11 on each side (the multiword line
+# "2-3 don't" and the empty node "7.1" are not words).
+#   word      gold head/rel    system head/rel   UAS  LAS
+#   I         4 nsubj          4 nsubj           1    1
+#   do        4 aux            4 aux             1    1
+#   n't       4 advmod         2 advmod          0    0
+#   like      0 root           0 root            1    1
+#   Mary      7 nmod:poss      7 nmod            1    1   (universal parts nmod = nmod)
+#   's        5 case           5 case            1    1
+#   dog       4 obj            4 nsubj           1    0
+#   .         4 punct          7 punct           0    0   (punctuation counts)
+#   Go        0 root           0 root            1    1
+#   home      1 advmod         1 obl:npmod       1    0   (obl != advmod)
+#   .         1 punct          1 punct           1    1
+# UAS = 9/11, LAS = 7/11 (precision = recall = F1, same words on both sides).
+EXPECTED_UAS, EXPECTED_LAS = 9 / 11, 7 / 11
+
+
+@pytest.fixture
+def files(tmp_path):
+    gold, system = tmp_path / "gold.conllu", tmp_path / "system.conllu"
+    gold.write_text(GOLD)
+    system.write_text(SYSTEM)
+    return gold, system
+
+
+def test_hand_written_pair_scores_as_computed_by_hand(files):
+    scores = evaluate_files(*files)
+    assert (scores.gold_words, scores.system_words, scores.aligned_words) == (11, 11, 11)
+    assert (scores.uas_correct, scores.las_correct) == (9, 7)
+    assert scores.uas == pytest.approx(EXPECTED_UAS) and scores.las == pytest.approx(EXPECTED_LAS)
+
+
+def test_reader_keeps_multiword_tokens_and_skips_empty_nodes(files):
+    first, second = read_conllu_sentences(files[0])
+    assert first.forms == ["I", "do", "n't", "like", "Mary", "'s", "dog", "."]
+    assert first.multiword_tokens == [(2, 3, "don't")]
+    assert first.heads == [4, 4, 4, 0, 7, 5, 4, 4] and second.deprels == ["root", "advmod", "punct"]
+
+
+def test_in_memory_sentences_and_written_files_score_alike(files, tmp_path):
+    gold = read_conllu_sentences(files[0])
+    system = read_conllu_sentences(files[1])
+    in_memory = attachment_scores(gold, system)
+    write_conllu(tmp_path / "written.conllu", system)
+    assert evaluate_files(files[0], tmp_path / "written.conllu") == in_memory
+    assert (in_memory.uas, in_memory.las) == (pytest.approx(EXPECTED_UAS), pytest.approx(EXPECTED_LAS))
+
+
+def test_system_split_differently_is_aligned_on_characters(files):
+    """A system that writes "do" and "n't" as two plain tokens is aligned inside the multiword span."""
+    gold = read_conllu_sentences(files[0])
+    system = read_conllu_sentences(files[1])
+    system[0].multiword_tokens = []
+    assert attachment_scores(gold, system) == attachment_scores(gold, read_conllu_sentences(files[1]))
+
+
+def test_undecodable_heads_are_wrong_and_survive_a_round_trip(tmp_path):
+    gold = [ParsedSentence(["a", "b", "c"], [0, 1, 2], ["root", "obj", "obj"])]
+    system = [ParsedSentence(["a", "b", "c"], [0, None, 7], ["root", "obj", None])]
+    scores = attachment_scores(gold, system)
+    assert (scores.uas_correct, scores.las_correct) == (1, 1)
+    write_conllu(tmp_path / "gold.conllu", gold)
+    write_conllu(tmp_path / "system.conllu", system)
+    assert evaluate_files(tmp_path / "gold.conllu", tmp_path / "system.conllu") == scores
+
+
+def test_different_texts_are_an_error():
+    gold = [ParsedSentence(["a", "b"], [0, 1], ["root", "obj"])]
+    system = [ParsedSentence(["a", "c"], [0, 1], ["root", "obj"])]
+    with pytest.raises(ValueError, match="concatenation of tokens"):
+        attachment_scores(gold, system)
+
+
+def tokens_to_sentence(tokens: list[str]) -> ParsedSentence:
+    """The official script's test notation: "abc a b c" is a multiword token with words a, b, c."""
+    forms, multiword = [], []
+    for token in tokens:
+        surface, *parts = token.split(" ")
+        if parts:
+            multiword.append((len(forms) + 1, len(forms) + len(parts), surface))
+            forms += parts
+        else:
+            forms.append(surface)
+    heads = [0] + [1] * (len(forms) - 1)
+    return ParsedSentence(forms, heads, ["dep"] * len(forms), multiword_tokens=multiword)
+
+
+@pytest.mark.parametrize("gold, system, aligned", [
+    # The alignment cases of the script's own unit tests (conll18_ud_eval.py, TestAlignment).
+    (["a"], ["a"], 1),
+    (["a", "b", "c"], ["a", "b", "c"], 3),
+    (["abc a b c"], ["a", "b", "c"], 3),
+    (["a", "bc b c", "d"], ["a", "b", "c", "d"], 4),
+    (["abcd a b c d"], ["ab a b", "cd c d"], 4),
+    (["abc a b c", "de d e"], ["a", "bcd b c d", "e"], 5),
+    (["abcd"], ["a", "b", "c", "d"], 0),
+    (["abc", "d"], ["a", "b", "c", "d"], 1),
+    (["a", "bc", "d"], ["a", "b", "c", "d"], 2),
+    (["a", "bc b c", "d"], ["a", "b", "cd"], 2),
+    (["abc a BX c", "def d EX f"], ["ab a b", "cd c d", "ef e f"], 4),
+    (["ab a b", "cd bc d"], ["a", "bc", "d"], 2),
+    (["a", "bc b c", "d"], ["ab AX BX", "cd CX a"], 1),
+])
+def test_word_alignment_matches_the_official_script(gold, system, aligned):
+    scores = attachment_scores([tokens_to_sentence(gold)], [tokens_to_sentence(system)])
+    assert scores.aligned_words == aligned
