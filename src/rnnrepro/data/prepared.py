@@ -53,11 +53,15 @@ def dataset_identity(dataset_key: str) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 END_OF_LINE = "<eos>"  # appended to every line of a language-modelling corpus
 SPLIT_NAMES = {"train": "train", "valid": "dev", "val": "dev", "test": "test", "test2016": "test"}
+# gzip's default level for the text corpora: level 9 takes 12 s on the 5M characters of PTB
+# (0.7 s at level 6) for a file 10% smaller
+TEXT_COMPRESSLEVEL = 6
 
 
-def write_json_gz(payload: dict, path: str | Path) -> None:
+def write_json_gz(payload: dict, path: str | Path, compresslevel: int = 9) -> None:
     """Write gzipped JSON atomically (temporary file in the same folder, then rename)."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+    with atomic_path(path) as tmp, open(tmp, "wb") as raw, \
+            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, compresslevel=compresslevel) as handle:
         handle.write(json.dumps(payload, separators=(",", ":")).encode())
 
 
@@ -109,7 +113,7 @@ def prepare_language_model_corpus(dataset_key: str, raw_dir: str | Path, out_pat
     for split, source in dataset(dataset_key).files.items():
         lines = read(Path(raw_dir) / source.name)
         splits[SPLIT_NAMES[split]] = [token for line in lines for token in (*line, END_OF_LINE)]
-    write_json_gz({"dataset": dataset_key, "splits": splits}, out_path)
+    write_json_gz({"dataset": dataset_key, "splits": splits}, out_path, compresslevel=TEXT_COMPRESSLEVEL)
     return {split: len(tokens) for split, tokens in splits.items()}
 
 
@@ -127,7 +131,7 @@ def prepare_parallel_corpus(dataset_key: str, raw_dir: str | Path, out_path: str
         sizes = {language: len(lines) for language, lines in languages.items()}
         if len(set(sizes.values())) != 1:
             raise ValueError(f"{dataset_key} {split}: languages differ in number of lines: {sizes}")
-    write_json_gz({"dataset": dataset_key, "splits": splits}, out_path)
+    write_json_gz({"dataset": dataset_key, "splits": splits}, out_path, compresslevel=TEXT_COMPRESSLEVEL)
     return {split: len(next(iter(languages.values()))) for split, languages in splits.items()}
 
 
