@@ -10,6 +10,7 @@ from rnnrepro.models import MODELS, build_model
 from rnnrepro.tasks import Batch, TaskIO
 
 TOKENS = TaskIO(output_size=5, level="token", input_vocab=11)
+GENERIC_MODELS = [m for m in MODELS.names() if not hasattr(MODELS[m], "compatible_tasks")]
 SEQUENCE = TaskIO(output_size=1, level="sequence", input_features=3)
 
 
@@ -35,7 +36,7 @@ def test_backward_layer_sees_the_future(cell):
     assert torch.allclose(a[2:], b[2:]) and not torch.allclose(a[:2], b[:2])
 
 
-@pytest.mark.parametrize("model", MODELS.names())
+@pytest.mark.parametrize("model", GENERIC_MODELS)
 @pytest.mark.parametrize("cell", CELLS.names())
 def test_outputs_do_not_change_when_padding_is_added_beside(model, cell):
     """A sentence's outputs are the same alone and in a batch with a longer sentence."""
@@ -50,7 +51,7 @@ def test_outputs_do_not_change_when_padding_is_added_beside(model, cell):
     assert torch.allclose(together[:3, 1], alone[:, 0], atol=1e-6)
 
 
-@pytest.mark.parametrize("model", MODELS.names())
+@pytest.mark.parametrize("model", GENERIC_MODELS)
 def test_sequence_level_reads_the_last_real_state(model):
     torch.manual_seed(0)
     net = build_model(model, SEQUENCE, "lstm", hidden_size=4).eval()
@@ -85,7 +86,7 @@ def test_brnn_equals_torch_bidirectional_lstm():
 
 
 def test_unknown_names_list_the_known_ones():
-    with pytest.raises(KeyError, match="unknown model 'cnn'; known models: basic, brnn"):
+    with pytest.raises(KeyError, match="unknown model 'cnn'; known models: .*basic, .*brnn"):
         build_model("cnn", TOKENS, "lstm")
     with pytest.raises(KeyError, match="unknown cell 'lstmm'; known cells: .*lstm"):
         build_model("basic", TOKENS, "lstmm")

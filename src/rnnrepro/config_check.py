@@ -86,3 +86,9 @@ def check_run_config(cfg: dict) -> None:
             raise ConfigError(str(error)) from None
         check_kwargs(f"{section} {name!r}", constructor, params, skip)
     check_dataclass("train", TrainConfig, cfg.get("train") or {})
+    from .models import compatible
+
+    model, task = cfg["model"]["name"], cfg["task"]["name"]
+    if not compatible(model, task):
+        raise ConfigError(f"model {model!r} serves only the tasks {', '.join(MODELS[model].compatible_tasks)}, "
+                          f"not {task!r}")

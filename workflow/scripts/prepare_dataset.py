@@ -9,4 +9,4 @@ from rnnrepro.data.prepared import prepare_dataset  # noqa: E402
 
 to_log_file(snakemake.log[0])
 counts = prepare_dataset(snakemake.wildcards.dataset, snakemake.input[0], snakemake.output[0])
-logging.getLogger("rnnrepro.workflow").info("sentences per split: %s", counts)
+logging.getLogger("rnnrepro.workflow").info("items per split (sentences, tokens or pairs by dataset kind): %s", counts)

@@ -5,16 +5,25 @@ whole :class:`~rnnrepro.tasks.Batch`: ``model(batch)`` returns the predictions t
 loss and metrics read (a tensor, or :class:`~rnnrepro.tasks.Predictions` for models with
 several objectives). In training mode a model may read ``batch.targets`` (teacher forcing);
 in eval mode it must not.
+
+Most models serve any task. A model built for particular tasks (the biaffine parser, the
+char+word tagger, the translation encoder-decoder) lists them in a class attribute
+``compatible_tasks``; the configuration check rejects other pairings before any job runs.
 """
 from __future__ import annotations
 
 from torch import nn
 
-from . import basic  # noqa: F401  (register the models)
+from . import basic, char_word, dbrnn, delayed, parser, seq2seq, stacked, translation  # noqa: F401  (register the models)
 from ..tasks.base import TaskIO
 from .registry import MODELS
 
-__all__ = ["MODELS", "build_model"]
+__all__ = ["MODELS", "build_model", "compatible"]
+
+
+def compatible(model: str, task: str) -> bool:
+    """Whether the model ``model`` can serve the task ``task``."""
+    return task in getattr(MODELS[model], "compatible_tasks", (task,))
 
 
 def build_model(name: str, io: TaskIO, cell: str, cell_params: dict | None = None, **params) -> nn.Module:

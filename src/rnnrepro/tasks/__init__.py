@@ -1,7 +1,8 @@
 """Tasks, one module each (batches, loss, metric), all in the :data:`TASKS` registry."""
 from __future__ import annotations
 
-from . import adding, pos  # noqa: F401  (register the tasks)
+from . import adding, language_model, parsing, pos, pos_chars, translation  # noqa: F401  (register the tasks)
+from . import reversal, sine_filter  # noqa: F401,E402  (drnn paper's synthetic tasks)
 from .base import Batch, Predictions, Task, TaskIO
 from .registry import TASKS
 

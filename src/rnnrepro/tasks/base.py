@@ -20,11 +20,12 @@ class TaskIO:
 
     ``input_vocab``: number of token ids (inputs (T, B) long), or None for real-valued
     inputs with ``input_features`` per step (inputs (T, B, F)). ``level`` "token": one
-    output of ``output_size`` per step; "sequence": one per sequence.
+    output of ``output_size`` per step; "sequence": one per sequence; "target_sequence":
+    one per target position, the targets having their own length (translation).
     """
 
     output_size: int
-    level: Literal["token", "sequence"]
+    level: Literal["token", "sequence", "target_sequence"]
     input_vocab: int | None = None
     input_features: int | None = None
 
