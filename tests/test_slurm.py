@@ -23,6 +23,7 @@ from conftest import REPO, run_tool, tool_env
 pytestmark = pytest.mark.slow
 
 SCRIPTS = REPO / "scripts" / "local-slurm"
+PRU_RUNS_AT_CI = 3  # config/studies/pru.yaml: 3 cells at T = 10
 LOCAL_CLUSTER_SETTINGS = {
     "slurm-status-command": "squeue",  # no slurmdbd here, so no sacct
     "slurm-init-seconds-before-status-checks": 1,
@@ -112,7 +113,7 @@ def test_profile_slurm_all_runs_the_workflow_with_gpu_requests(cluster, make_pro
     run_tool(["snakemake", "--profile", "slurm", "all"], cwd=project)
     assert (project / "results/reports/pru.html").exists()
     train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
-    assert len(train) == 2 and all(j["JobState"] == "COMPLETED" for j in train)
+    assert len(train) == PRU_RUNS_AT_CI and all(j["JobState"] == "COMPLETED" for j in train)
     assert all(j.get("TresPerJob") in ("gres:gpu:1", "gres/gpu:1") for j in train), train
     assert {j["Comment"].split("_wildcards_")[0] for j in jobs(project)} == {"rule_train"}, "only training goes to SLURM"
 
@@ -121,16 +122,15 @@ def test_preempted_runs_resume_to_identical_metrics(cluster, make_project, tmp_p
     """SIGTERM as SLURM sends before preempting: the run checkpoints, exits, is retried and resumes."""
     project = slurm_project(make_project, epochs=120)
     process = start_snakemake(project)
-    wait_for_checkpoints(project, 2, process)
+    wait_for_checkpoints(project, 2, process)  # two of the runs are training (two cores)
     victims = running_train_jobs(project)
     assert victims, "no training job was running"
     subprocess.run(["scancel", "--signal=TERM", "--full", *victims], check=True)
     output, _ = process.communicate(timeout=600)
     assert process.returncode == 0, output[-4000:]
     train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
-    assert len(train) == 2 + len(victims), "each preempted run is submitted again"
+    assert len(train) == PRU_RUNS_AT_CI + len(victims), "each preempted run is submitted again"
     for folder in run_folders(project):
-        log = (project / "logs/runs/pru" / folder.relative_to(project / "results/runs/pru")).with_suffix(".log")
         assert json.loads((folder / "metrics.json").read_text()) == reference_metrics(project, folder, tmp_path)
     interrupted = [folder for folder in run_folders(project)
                    if "resuming" in (project / "logs/runs/pru" / f"{folder.relative_to(project / 'results/runs/pru')}.log").read_text()]

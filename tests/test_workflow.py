@@ -33,8 +33,13 @@ def runs_table(project: Path, study: str) -> list[dict]:
 
 
 def test_every_run_folder_is_complete(project):
+    import yaml
+    from rnnrepro.studies import load_workflow_config
+
+    config = yaml.safe_load((project / "config/config.yaml").read_text())
+    _, studies = load_workflow_config(config, project / "workflow/schemas", project / "config/studies")
     folders = [p.parent for p in (project / "results/runs").rglob("metrics.json")]
-    assert len(folders) == 6  # elstm: 2 models x 2 cells; pru: 2 cells at T=10
+    assert len(folders) == sum(len(study.runs) for study in studies.values())
     for folder in folders:
         assert {p.name for p in folder.iterdir()} == {"config.json", "metrics.json", "curve.tsv", "checkpoint.pt"}
 

@@ -151,7 +151,8 @@ def run_path(labels: dict[str, Any], extra_axes: list[str]) -> str:
 
 def expand_artifact(study: str, scale: str, name: str, artifact: dict, defaults: dict) -> dict[str, dict]:
     """All runs of one artifact: run path -> run config."""
-    settings = deep_merge(defaults, {k: artifact.get(k, {}) for k in ("task", "model", "cell", "train")})
+    settings = deep_merge(defaults, {k: artifact.get(k, {}) for k in ("task", "model", "cell", "train", "per_cell")})
+    per_cell = settings.pop("per_cell", {})
     grid = dict(artifact["grid"])
     grid.setdefault("seed", [1])
     for axis in FIXED_AXES:
@@ -174,6 +175,7 @@ def expand_artifact(study: str, scale: str, name: str, artifact: dict, defaults:
             elif key != "seed":
                 section, param = key.split(".", 1)
                 cfg.setdefault(section, {})[param] = value
+        cfg["cell"] = deep_merge(cfg.get("cell", {}), per_cell.get(cfg["cell"]["name"], {}))
         labels = {"study": study, **{a: point[a] for a in FIXED_AXES},
                   **{axis_label(k): point[k] for k in extra_axes}, "seed": point["seed"]}
         path = run_path(labels, labels_of_extra)
