@@ -1,7 +1,6 @@
 """Configuration: schema validation with readable errors, scale merge, grid expansion."""
 from __future__ import annotations
 
-import copy
 import subprocess
 import sys
 
@@ -9,7 +8,7 @@ import pytest
 import yaml
 
 from rnnrepro.config_check import ConfigError
-from rnnrepro.studies import deep_merge, expand_study, load_workflow_config
+from rnnrepro.studies import deep_merge, load_workflow_config
 
 
 @pytest.fixture
