@@ -13,6 +13,7 @@ from ..registry import Registry
 ANALYSES: Registry = Registry("analysis")
 
 from . import builtin  # noqa: E402,F401  (register the analyses)
+from . import drnn  # noqa: E402,F401  (drnn paper: Theorem 1, cost)
 
 
 def run_analysis(params: dict, out_csv: str | Path, seed: int = 0) -> None:
