@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .base import Batch, Task, TaskIO, main_output
+from .base import Batch, Task, TaskIO, random_order_chunks, split_mse
 from .registry import TASKS
 
 SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2}
@@ -52,21 +52,12 @@ class AddingProblem(Task):
     def batches(self, split: str, batch_size: int, generator: torch.Generator | None = None) -> list[Batch]:
         inputs, targets = self.splits[split]
         n = targets.shape[0]
-        order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
         steps = inputs.shape[0]
         return [Batch(inputs=inputs[:, idx], lengths=torch.full((len(idx),), steps), targets=targets[idx])
-                for idx in order.split(batch_size)]
+                for idx in random_order_chunks(n, batch_size, generator)]
 
     def loss(self, output: Tensor, batch: Batch) -> Tensor:
         return nn.functional.mse_loss(output.squeeze(-1), batch.targets)
 
-    @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
-        total = 0.0
-        count = 0
-        for batch in self.batches(split, batch_size):
-            batch = batch.to(device)
-            error = (main_output(model(batch)).squeeze(-1) - batch.targets) ** 2
-            total += float(error.sum())
-            count += batch.size
-        return {f"{split}_mse": total / count}
+        return split_mse(self, model, split, batch_size, device)

@@ -132,3 +132,36 @@ def pad_time_major(sequences: list[list[int]], pad: int) -> Tensor:
     for column, sequence in enumerate(sequences):
         out[: len(sequence), column] = torch.tensor(sequence, dtype=torch.long)
     return out
+
+
+def random_order_chunks(n: int, batch_size: int, generator: torch.Generator | None) -> tuple[Tensor, ...]:
+    """Indices 0..n-1 cut into batches: shuffled by ``generator``, or in order without one
+    (for tasks whose sequences all have the same length)."""
+    order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
+    return order.split(batch_size)
+
+
+@torch.no_grad()
+def split_mse(task: Task, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
+    """``<split>_mse``: squared error averaged over every predicted value of the split."""
+    total, count = 0.0, 0
+    for batch in task.batches(split, batch_size):
+        batch = batch.to(device)
+        error = (main_output(model(batch)).squeeze(-1) - batch.targets) ** 2
+        total += float(error.sum())
+        count += error.numel()
+    return {f"{split}_mse": total / count}
+
+
+@torch.no_grad()
+def split_accuracy(task: Task, model: nn.Module, split: str, batch_size: int,
+                   device: torch.device) -> dict[str, float]:
+    """``<split>_accuracy``: argmax predictions right over every real (not IGNORE_INDEX) target."""
+    correct = total = 0
+    for batch in task.batches(split, batch_size):
+        batch = batch.to(device)
+        predicted = main_output(model(batch)).argmax(-1)
+        real = batch.targets != IGNORE_INDEX
+        correct += int((predicted == batch.targets)[real].sum())
+        total += int(real.sum())
+    return {f"{split}_accuracy": correct / total}

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
-from .base import IGNORE_INDEX, Batch, Task, TaskIO, main_output, pad_time_major, shuffled_buckets
+from .base import IGNORE_INDEX, Batch, Task, TaskIO, pad_time_major, shuffled_buckets, split_accuracy
 from .registry import TASKS
 
 PAD, UNK = "<pad>", "<unk>"
@@ -87,13 +87,5 @@ class POSTagging(Task):
         """Cross-entropy averaged over the batch's real tokens; output (T, B, tags)."""
         return nn.functional.cross_entropy(output.flatten(0, 1), batch.targets.flatten(), ignore_index=IGNORE_INDEX)
 
-    @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
-        correct = total = 0
-        for batch in self.batches(split, batch_size):
-            batch = batch.to(device)
-            predicted = main_output(model(batch)).argmax(-1)
-            real = batch.targets != IGNORE_INDEX
-            correct += int((predicted == batch.targets)[real].sum())
-            total += int(real.sum())
-        return {f"{split}_accuracy": correct / total}
+        return split_accuracy(self, model, split, batch_size, device)

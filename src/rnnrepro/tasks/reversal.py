@@ -22,7 +22,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .base import Batch, Task, TaskIO, main_output
+from .base import Batch, Task, TaskIO, random_order_chunks, split_accuracy
 from .registry import TASKS
 
 SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2}
@@ -79,21 +79,13 @@ class SequenceReversal(Task):
     def batches(self, split: str, batch_size: int, generator: torch.Generator | None = None) -> list[Batch]:
         tokens, targets = self.splits[split]
         n = tokens.shape[1]
-        order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
         return [Batch(inputs=self.one_hot(tokens[:, idx]), lengths=torch.full((len(idx),), self.T),
                       targets=targets[:, idx] - 1)
-                for idx in order.split(batch_size)]
+                for idx in random_order_chunks(n, batch_size, generator)]
 
     def loss(self, output: Tensor, batch: Batch) -> Tensor:
         """Cross-entropy over every position; output (T, B, V)."""
         return nn.functional.cross_entropy(output.flatten(0, 1), batch.targets.flatten())
 
-    @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
-        correct = total = 0
-        for batch in self.batches(split, batch_size):
-            batch = batch.to(device)
-            predicted = main_output(model(batch)).argmax(-1)
-            correct += int((predicted == batch.targets).sum())
-            total += batch.targets.numel()
-        return {f"{split}_accuracy": correct / total}
+        return split_accuracy(self, model, split, batch_size, device)

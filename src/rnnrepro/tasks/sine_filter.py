@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .base import Batch, Task, TaskIO, main_output
+from .base import Batch, Task, TaskIO, random_order_chunks, split_mse
 from .registry import TASKS
 
 SPLIT_OFFSETS = {"train": 1, "dev": 2, "test": 3}
@@ -81,22 +81,13 @@ class SineFilter(Task):
     def batches(self, split: str, batch_size: int, generator: torch.Generator | None = None) -> list[Batch]:
         inputs, targets = self.splits[split]
         n = inputs.shape[1]
-        order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
         return [Batch(inputs=inputs[:, idx].unsqueeze(-1), lengths=torch.full((len(idx),), self.T),
                       targets=targets[:, idx])
-                for idx in order.split(batch_size)]
+                for idx in random_order_chunks(n, batch_size, generator)]
 
     def loss(self, output: Tensor, batch: Batch) -> Tensor:
         """Mean squared error over every step of every sequence; output (T, B, 1)."""
         return nn.functional.mse_loss(output.squeeze(-1), batch.targets)
 
-    @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
-        total = 0.0
-        count = 0
-        for batch in self.batches(split, batch_size):
-            batch = batch.to(device)
-            error = (main_output(model(batch)).squeeze(-1) - batch.targets) ** 2
-            total += float(error.sum())
-            count += error.numel()
-        return {f"{split}_mse": total / count}
+        return split_mse(self, model, split, batch_size, device)
