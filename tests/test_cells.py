@@ -146,6 +146,7 @@ def test_packed_products_equal_reference_loop(name, monkeypatch):
     if not products.packing_available():
         pytest.skip("this torch has no oneDNN linear ops")
     monkeypatch.setattr(products, "PACK_MIN_ENTRIES", 0)  # pack even these tiny weights
+    monkeypatch.setattr(products, "INPUT_PACK_MIN_PRODUCTS", 0)
     cell = make(name)
     x = torch.randn(T, B, M, requires_grad=True)
     state = tuple(torch.randn(B, N, requires_grad=True) for _ in range(cell.state_count))
@@ -155,6 +156,31 @@ def test_packed_products_equal_reference_loop(name, monkeypatch):
             reference = outputs_and_gradients(cell, x, state, mask, 0)
         assert_same(fast[0], reference[0], 2e-5)
         assert_same(fast[1], reference[1], 2e-5)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_packed_input_projection_equals_linear(bias, monkeypatch):
+    """The whole-sequence input projection on oneDNN's packed weight gives F.linear's
+    output and gradients (x, W, b), and is the path taken for big float32 products."""
+    if not products.packing_available():
+        pytest.skip("this torch has no oneDNN linear ops")
+    monkeypatch.setattr(products, "INPUT_PACK_MIN_PRODUCTS", 0)
+    x = torch.randn(7, 3, 5, requires_grad=True)
+    weight = torch.randn(8, 5, requires_grad=True)
+    b = torch.randn(8, requires_grad=True) if bias else None
+    projected = products.input_projection(x, weight, b)
+    assert type(projected.grad_fn).__name__ == "PackedInputProjectionBackward"
+    expected = torch.nn.functional.linear(x, weight, b)
+    torch.testing.assert_close(projected, expected, atol=1e-5, rtol=1e-5)
+    grad = torch.randn_like(expected)
+    inputs = [x, weight] + ([b] if bias else [])
+    assert_same(torch.autograd.grad(projected, inputs, grad), torch.autograd.grad(expected, inputs, grad), 1e-5)
+    def path(*args):
+        return type(products.input_projection(*args).grad_fn).__name__
+
+    assert path(x.double(), weight.double(), None) != "PackedInputProjectionBackward"  # float64: F.linear
+    monkeypatch.setattr(products, "INPUT_PACK_MIN_PRODUCTS", 10 ** 9)
+    assert path(x, weight, b) != "PackedInputProjectionBackward"  # small products: F.linear
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))

@@ -28,6 +28,8 @@ from typing import Iterator, NamedTuple
 import torch
 from torch import Tensor, nn
 
+from .products import input_projection
+
 State = tuple[Tensor, ...]
 
 
@@ -121,7 +123,7 @@ class RecurrentCell(nn.Module):
 
         Cells whose b_hh adds to the same pre-activation include it here (and their
         :meth:`step` then adds only ``W_hh h``)."""
-        return nn.functional.linear(x, self.weight_ih, self.bias_ih)
+        return input_projection(x, self.weight_ih, self.bias_ih)
 
     def initial_state(self, batch_size: int, like: Tensor) -> State:
         """Zero state on the device and dtype of ``like``."""

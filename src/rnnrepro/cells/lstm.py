@@ -11,6 +11,7 @@ from . import activations
 from .base import MemoryTerms, RecurrentCell, State, combined_bias, final_from_outputs, last_real_step
 from .input_gates_loop import InputGatesLoop
 from .lstm_loop import LSTMLoop
+from .products import input_projection
 from .registry import CELLS
 from .scan import linear_scan
 from .srn import SRNLoop
@@ -136,7 +137,7 @@ class LSTMCell(RecurrentCell):
         bias = self.bias_ih
         if self.content == "linear" and bias is not None:
             bias = torch.cat([bias, bias.new_zeros(self.hidden_size)])
-        return nn.functional.linear(x, self.weight_ih, combined_bias(bias, self.bias_hh))
+        return input_projection(x, self.weight_ih, combined_bias(bias, self.bias_hh))
 
     def _preactivations(self, xp_t: Tensor, h: Tensor) -> dict[str, Tensor]:
         if self.hh_chunks:

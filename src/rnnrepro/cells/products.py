@@ -45,3 +45,50 @@ def packed(weight: Tensor | None, batch: int) -> Tensor | None:
             or weight.device.type != "cpu" or not packing_enabled() or not packing_available()):
         return None
     return torch.ops.mkldnn._reorder_linear_weight(weight.detach().contiguous(), batch)
+
+
+# -- the input projection, once per sequence ------------------------------------------------
+INPUT_PACK_MIN_PRODUCTS = 300_000_000
+
+
+def input_projection(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """``x @ weight.T + bias`` for any leading shape of ``x``: the projection of a whole
+    sequence (T·B rows) that every cell computes outside its time loop.
+
+    On the CPU in float32, when the product has at least :data:`INPUT_PACK_MIN_PRODUCTS`
+    multiply-adds (rows x weight entries), the forward product is oneDNN's GEMM on the weight
+    packed for this call. Measured here (packing included): 10-25 % faster than ``F.linear``
+    for 700 x 512 rows by a 1536 x 512 or 2048 x 512 weight and for 2000 rows by a 512 x 512
+    one, no gain for 700 rows by 512 x 512 (1.8e8 products), which keeps ``F.linear``. The
+    backward is the same three products as ``F.linear``'s. ``RNNREPRO_PACKED=0`` turns it off."""
+    rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
+    if (rows * weight.numel() < INPUT_PACK_MIN_PRODUCTS
+            or x.dtype != torch.float32 or weight.dtype != torch.float32 or x.device.type != "cpu"
+            or weight.device.type != "cpu" or not packing_enabled() or not packing_available()):
+        return torch.nn.functional.linear(x, weight, bias)
+    return PackedInputProjection.apply(x, weight, bias)
+
+
+class PackedInputProjection(torch.autograd.Function):
+    """:func:`input_projection` on oneDNN's packed weight; gradients as ``F.linear``'s:
+    dx = g W, dW = gᵀ x, db = Σ g over every row."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        rows = x.reshape(-1, x.shape[-1])
+        packed_weight = torch.ops.mkldnn._reorder_linear_weight(weight.detach().contiguous(), rows.shape[0])
+        out = torch.ops.mkldnn._linear_pointwise(rows, packed_weight, bias, "none", [], "")
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return out.view(*x.shape[:-1], weight.shape[0])
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad: Tensor):
+        x, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        grad_rows = grad.reshape(-1, grad.shape[-1])
+        grad_x = grad_rows.mm(weight).view(x.shape) if needs[0] else None
+        grad_weight = grad_rows.t().mm(x.reshape(-1, x.shape[-1])) if needs[1] else None
+        grad_bias = grad_rows.sum(0) if ctx.has_bias and needs[2] else None
+        return grad_x, grad_weight, grad_bias

@@ -11,7 +11,7 @@ from torch import nn
 
 from .base import RecurrentCell, State, combined_bias
 from .compiled import scripted
-from .products import packed
+from .products import input_projection, packed
 from .registry import CELLS
 
 
@@ -32,7 +32,7 @@ class SRNCell(RecurrentCell):
     def project_input(self, x: Tensor) -> Tensor:
         """``W_ih x + b_ih + b_hh``: both biases add to the same pre-activation, so they are
         added once, with the input product, outside the loop."""
-        return nn.functional.linear(x, self.weight_ih, combined_bias(self.bias_ih, self.bias_hh))
+        return input_projection(x, self.weight_ih, combined_bias(self.bias_ih, self.bias_hh))
 
     def step(self, xp_t: Tensor, state: State, t: int = 0) -> tuple[Tensor, State]:
         h = torch.tanh(torch.addmm(xp_t, state[0], self.weight_hh.t()))
