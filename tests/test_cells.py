@@ -266,3 +266,32 @@ def test_scripting_can_be_switched_off(monkeypatch):
         return x
 
     assert compiled._compile(identity) is identity
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_identity_recurrent_init(name):
+    """recurrent_init="identity" (pru paper Sec. 4) makes every H x H block of W_hh the
+    identity and leaves the other weights as before; cells without W_hh refuse it."""
+    def built(**params):
+        torch.manual_seed(0)
+        return build_cell(name, M, N, **params)
+
+    uniform = built()
+    if uniform.hh_chunks == 0:
+        with pytest.raises(ValueError, match="see only the input"):
+            built(recurrent_init="identity")
+        return
+    identity = built(recurrent_init="identity")
+    blocks = identity.weight_hh.detach().split(N)
+    assert len(blocks) == identity.hh_chunks
+    for block in blocks:
+        assert torch.equal(block, torch.eye(N))
+    for (key, before), (_, after) in zip(uniform.named_parameters(), identity.named_parameters()):
+        if key != "weight_hh":
+            assert torch.equal(before, after), key
+    assert "recurrent_init='identity'" in repr(identity)
+
+
+def test_unknown_recurrent_init_names_the_choices():
+    with pytest.raises(ValueError, match="uniform, identity.*'orthogonal'"):
+        build_cell("lstm", M, N, recurrent_init="orthogonal")

@@ -33,6 +33,9 @@ from .products import input_projection
 State = tuple[Tensor, ...]
 
 
+RECURRENT_INITS = ("uniform", "identity")
+
+
 class MemoryTerms(NamedTuple):
     """The pieces of a gated memory m_t = forget_t ⊙ m_{t-1} + write_t ⊙ content_t, each (T, B, H).
 
@@ -56,6 +59,10 @@ class RecurrentCell(nn.Module):
     ``state_count`` (as class attributes, or as instance attributes before calling
     ``super().__init__``), and implement :meth:`step`.
 
+    ``recurrent_init``: "uniform" (torch.nn's U(-1/sqrt(H), 1/sqrt(H)) for every weight) or
+    "identity": every H x H block of ``weight_hh`` starts as the identity matrix (the pru
+    paper, Sec. 4: "We initialized all the recurrent connection matrices to an identity matrix").
+
     ``recurrent_bias``: torch.nn keeps two biases, ``b_ih`` and ``b_hh`` (the default here,
     so that cells equal torch's modules); the papers, and the elstm paper's Table 1 counts,
     have one per gate. ``recurrent_bias=False`` drops ``bias_hh``: for the SRN and the LSTM
@@ -70,8 +77,13 @@ class RecurrentCell(nn.Module):
     fast_loops: bool = True  # False: sequence() runs the reference loop (see reference_loops())
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 recurrent_bias: bool = True, device=None, dtype=None):
+                 recurrent_bias: bool = True, *, recurrent_init: str = "uniform", device=None, dtype=None):
         super().__init__()
+        if recurrent_init not in RECURRENT_INITS:
+            raise ValueError(f"recurrent_init must be one of {', '.join(RECURRENT_INITS)}, not {recurrent_init!r}")
+        if recurrent_init != "uniform" and not self.hh_chunks:
+            raise ValueError(f"recurrent_init={recurrent_init!r} needs a weight_hh; this cell's gates see only the input")
+        self.recurrent_init = recurrent_init
         factory = {"device": device, "dtype": dtype}
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -108,9 +120,15 @@ class RecurrentCell(nn.Module):
         bound = 1.0 / math.sqrt(self.hidden_size)
         for weight in self.parameters():
             nn.init.uniform_(weight, -bound, bound)
+        if self.recurrent_init == "identity":
+            with torch.no_grad():
+                for block in self.weight_hh.split(self.hidden_size):
+                    nn.init.eye_(block)
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
+        if self.recurrent_init != "uniform":
+            text += f", recurrent_init={self.recurrent_init!r}"
         if not self.bias:
             text += ", bias=False"
         elif self.hh_chunks and not self.recurrent_bias:

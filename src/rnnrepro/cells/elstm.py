@@ -38,13 +38,13 @@ class ELSTMCell(LSTMCell):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  recurrent_bias: bool = True, *, period: int = 100, cell_bias: bool = True,
-                 input_only: bool = False, device=None, dtype=None):
+                 input_only: bool = False, recurrent_init: str = "uniform", device=None, dtype=None):
         if period < 1:
             raise ValueError(f"period (T_s) must be at least 1, not {period}")
         self.period = period
         self.has_cell_bias = cell_bias
         super().__init__(input_size, hidden_size, bias, recurrent_bias, input_only=input_only,
-                         device=device, dtype=dtype)
+                         recurrent_init=recurrent_init, device=device, dtype=dtype)
 
     def create_extra_parameters(self, factory: dict) -> None:
         super().create_extra_parameters(factory)

@@ -61,7 +61,7 @@ class LSTMCell(RecurrentCell):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  recurrent_bias: bool = True, *, content: str = "srnn", output_gate: bool = True,
                  feed_forward: bool = False, gates: bool = True, input_only: bool = False,
-                 device=None, dtype=None):
+                 recurrent_init: str = "uniform", device=None, dtype=None):
         if content not in CONTENTS:
             raise ValueError(f"content must be one of {', '.join(CONTENTS)}, not {content!r}")
         if not gates and (content != "srnn" or feed_forward or not output_gate):
@@ -77,7 +77,8 @@ class LSTMCell(RecurrentCell):
         self.hh_chunks = 0 if input_only else (
             self.num_chunks if content == "srnn" else self.num_chunks - 1)
         self.state_count = 2 if gates else 1
-        super().__init__(input_size, hidden_size, bias, recurrent_bias, device=device, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, recurrent_bias, recurrent_init=recurrent_init,
+                         device=device, dtype=dtype)
 
     def _chunk_order(self) -> tuple[str, ...]:
         if not self.gates:
