@@ -191,3 +191,15 @@ def test_progress_is_logged(tmp_path, caplog):
     train_run(adding_run(epochs=1), tmp_path, progress_interval=0.0)
     lines = [r.getMessage() for r in caplog.records if "steps/s" in r.getMessage()]
     assert lines and lines[-1].startswith("step 20/20 (100%) epoch 1 loss")
+
+
+def test_adagrad_initial_accumulator():
+    """initial_accumulator is Adagrad's a_0 in lr·g / sqrt(a_0 + g²): with TensorFlow 1's 0.1
+    a first step with gradient 0.1 moves a weight by 0.5·0.1/sqrt(0.11), not by the full lr."""
+    weight = torch.nn.Parameter(torch.zeros(1))
+    optimizer = training.make_optimizer([weight], training.TrainConfig(lr=0.5, initial_accumulator=0.1))
+    weight.grad = torch.tensor([0.1])
+    optimizer.step()
+    assert weight.item() == pytest.approx(-0.5 * 0.1 / (0.1 + 0.01) ** 0.5)
+    with pytest.raises(ValueError, match="initial_accumulator is an Adagrad setting"):
+        training.make_optimizer([weight], training.TrainConfig(optimizer="adam", initial_accumulator=0.1))

@@ -51,6 +51,7 @@ class TrainConfig:
     batch_size: int = 20  # sequences per step
     optimizer: Literal["sgd", "adam", "adagrad"] = "adagrad"
     lr: float = 0.5  # learning rate
+    initial_accumulator: float = 0.0  # Adagrad's starting sum of squared gradients (TensorFlow 1's default is 0.1)
     clip: float | None = None  # largest global gradient norm; None: no clipping
     clip_value: float | None = None  # clip each gradient entry to [-v, v] (the PRU paper's "threshold at ±1")
     checkpoint_every: int = 100  # steps between checkpoints (one is also written at each epoch end)
@@ -95,7 +96,14 @@ def seed_everything(seed: int) -> None:
 
 
 def make_optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
-    optimizers = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adagrad": torch.optim.Adagrad}
+    """The optimiser of ``cfg``. Adagrad's update is lr·g_t / sqrt(a_0 + Σ_{k≤t} g_k²) with
+    a_0 = ``initial_accumulator``: torch's default a_0 = 0 makes the first step ±lr for every
+    parameter with a gradient, while TensorFlow 1 (the elstm authors' framework) starts at 0.1."""
+    if cfg.optimizer == "adagrad":
+        return torch.optim.Adagrad(params, lr=cfg.lr, initial_accumulator_value=cfg.initial_accumulator)
+    if cfg.initial_accumulator:
+        raise ValueError(f"initial_accumulator is an Adagrad setting; optimizer is {cfg.optimizer!r}")
+    optimizers = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
     return optimizers[cfg.optimizer](params, lr=cfg.lr)
 
 
