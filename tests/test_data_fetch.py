@@ -98,9 +98,21 @@ def toy(tmp_path: Path) -> tuple[Dataset, Path]:
 
 
 @pytest.fixture
-def no_env_mirror(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make sure the mirror environment variable is not set."""
+def no_env_mirror(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Make sure neither the mirror environment variable nor a mirror beside the repository applies."""
     monkeypatch.delenv(MIRROR_ENV_VAR, raising=False)
+    monkeypatch.setattr(fetch_module, "BESIDE_REPOSITORY", tmp_path / "no-such-mirror")
+
+
+def test_mirror_beside_the_repository_is_the_last_fallback(toy, tmp_path: Path, no_env_mirror, monkeypatch) -> None:
+    ds, mirror = toy
+    dest = tmp_path / "dest"
+    with pytest.raises(SourceUnavailable, match="no-such-mirror"):  # named in the error when absent
+        fetch_dataset(ds, dest, timeout=2, progress=False)
+    (mirror / "MANIFEST.md").write_text("toy mirror\n")
+    monkeypatch.setattr(fetch_module, "BESIDE_REPOSITORY", mirror)
+    fetch_dataset(ds, dest, timeout=2, progress=False)
+    assert listing(dest) == sorted(TOY_CONTENT)
 
 
 def listing(folder: Path) -> list[str]:

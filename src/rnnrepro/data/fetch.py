@@ -8,7 +8,8 @@ For every file of a dataset (see :mod:`rnnrepro.data.sources`) :func:`fetch_data
    the target, gunzipped when the URL serves gzip, verified);
 3. when every URL fails (no network, HTTP error, or content that does not verify), the
    gzipped copy in the data mirror is used: the mirror folder given as argument, else
-   the one named by the ``RNNREPRO_DATA_MIRROR`` environment variable. Its stored sha256
+   the one named by the ``RNNREPRO_DATA_MIRROR`` environment variable, else
+   ``shared/data`` beside the repository if it has a MANIFEST.md. Its stored sha256
    is checked, then it is decompressed and the plain content is verified.
 
 Nothing unverified ever carries the final name: data is written under a temporary name
@@ -58,6 +59,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MIRROR_ENV_VAR = "RNNREPRO_DATA_MIRROR"
+BESIDE_REPOSITORY = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # <repo>/../shared/data
 DEFAULT_TIMEOUT = 20.0
 _CHUNK = 1 << 20
 
@@ -240,11 +242,14 @@ def _describe(error: BaseException) -> str:
 
 
 def _mirror_root(mirror: PathLike | None) -> Path | None:
-    """The mirror folder to use: the argument, else the environment variable, else None."""
+    """The mirror folder to use: the argument, else the environment variable, else a
+    ``shared/data`` folder beside the repository when it holds a MANIFEST.md, else None."""
     if mirror is not None:
         return Path(mirror)
     from_env = os.environ.get(MIRROR_ENV_VAR)
-    return Path(from_env) if from_env else None
+    if from_env:
+        return Path(from_env)
+    return BESIDE_REPOSITORY if (BESIDE_REPOSITORY / "MANIFEST.md").is_file() else None
 
 
 def _keep_existing(target: Path, source: FileSource) -> bool:
@@ -299,7 +304,8 @@ def fetch_file(
 
     root = _mirror_root(mirror)
     if root is None:
-        note = f"no mirror configured (give --mirror DIR / mirror=..., or set {MIRROR_ENV_VAR})"
+        note = (f"no mirror configured (give --mirror DIR / mirror=..., set {MIRROR_ENV_VAR}, "
+                f"or put one at {BESIDE_REPOSITORY})")
         raise SourceUnavailable(source.name, attempts, note)
     if source.mirror_path is None:
         note = f"the catalogue records no mirror copy of {source.name} (mirror {root} not used)"
