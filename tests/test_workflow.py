@@ -6,6 +6,7 @@ trains, the tables are aggregated and both reports are rendered.
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from pathlib import Path
 
@@ -65,3 +66,20 @@ def test_reports_show_the_runs_numbers(project, study, metric):
 def test_second_invocation_has_nothing_to_do(project):
     result = snakemake("-n", "all", cwd=project)
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_changed_training_code_reruns_every_run(project):
+    """The training code's identity is a param of every run: another identity plans them all
+    again (a dry run; the workflow file is restored afterwards)."""
+    common = project / "workflow" / "rules" / "common.smk"
+    original = common.read_text()
+    try:
+        common.write_text(original + '\nTRAINING_CODE_IDENTITY = "edited training code"\n')
+        result = snakemake("-n", "all", cwd=project)
+    finally:
+        common.write_text(original)
+    output = result.stdout + result.stderr
+    planned = re.search(r"^train\s+(\d+)$", output, re.MULTILINE)
+    assert planned, output[-2000:]
+    assert int(planned.group(1)) == len(list((project / "results" / "runs").rglob("metrics.json")))
+    assert "Params have changed" in output

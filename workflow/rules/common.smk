@@ -3,6 +3,7 @@
 # fails before any job starts.
 from pathlib import Path
 
+from rnnrepro.code_identity import training_code_identity
 from rnnrepro.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
 from rnnrepro.studies import load_workflow_config
@@ -16,6 +17,7 @@ except ConfigError as error:
     raise WorkflowError(f"Configuration error: {error}") from None
 
 RESULTS = config["results"]
+TRAINING_CODE_IDENTITY = training_code_identity()  # a param of every run: changed code reruns it
 
 
 wildcard_constraints:
