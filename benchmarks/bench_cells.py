@@ -153,11 +153,13 @@ def main(argv: list[str] | None = None) -> None:
         input_only = is_input_only(name)
         target = INPUT_ONLY_TARGET if input_only else SEQUENTIAL_TARGET
         ratios = [results[s][1][name] for s in shapes]
+        floors = [results[s][1][projection_key(name)] for s in shapes] if input_only else []
         verdict = "ok" if max(ratios) <= target else "MISSED"
+        if any(floor > target for floor in floors):
+            verdict += " (floor above target)"
         print(name.ljust(width) + ("input-only  " if input_only else "sequential  ")
               + "".join(f"{r:12.2f}" for r in ratios) + f"   <= {target:.2f} {verdict}")
         if input_only:
-            floors = [results[s][1][projection_key(name)] for s in shapes]
             print(projection_key(name).ljust(width) + "floor       "
                   + "".join(f"{r:12.2f}" for r in floors) + "   (the projection alone)")
 
