@@ -91,6 +91,23 @@ def outputs_and_gradients(cell, x, state, mask, t):
     return results, torch.autograd.grad(loss, wrt, allow_unused=True)
 
 
+def random_inputs(cell, dtype=torch.float32):
+    """An input sequence (T, B, M) and a state, all requiring gradients."""
+    x = torch.randn(T, B, M, dtype=dtype, requires_grad=True)
+    state = tuple(torch.randn(B, N, dtype=dtype, requires_grad=True) for _ in range(cell.state_count))
+    return x, state
+
+
+def assert_loops_agree(cell, x, state, mask, t, other_loop, tol):
+    """The cell's loop and the same cell run inside ``other_loop()`` give the same outputs,
+    final state and gradients (of x, the state and every parameter)."""
+    fast = outputs_and_gradients(cell, x, state, mask, t)
+    with other_loop():
+        other = outputs_and_gradients(cell, x, state, mask, t)
+    assert_same(fast[0], other[0], tol)
+    assert_same(fast[1], other[1], tol)
+
+
 def assert_same(a, b, tol):
     for x, y in zip(a, b):
         if x is None and y is None:
@@ -106,14 +123,9 @@ def test_fast_loop_equals_reference_loop(name, padded):
     """Outputs, final state and every gradient equal the step-by-step loop, float64 and float32."""
     for dtype, tol in ((torch.float64, 1e-12), (torch.float32, 2e-5)):
         cell = make(name, dtype=dtype)
-        x = torch.randn(T, B, M, dtype=dtype, requires_grad=True)
-        state = tuple(torch.randn(B, N, dtype=dtype, requires_grad=True) for _ in range(cell.state_count))
+        x, state = random_inputs(cell, dtype)
         mask = lengths_mask([T, 3, 1]) if padded else None
-        fast = outputs_and_gradients(cell, x, state, mask, 2)
-        with reference_loops():
-            reference = outputs_and_gradients(cell, x, state, mask, 2)
-        assert_same(fast[0], reference[0], tol)
-        assert_same(fast[1], reference[1], tol)
+        assert_loops_agree(cell, x, state, mask, 2, reference_loops, tol)
 
 
 COMBINATIONS = [
@@ -131,13 +143,8 @@ def test_unregistered_flag_combinations_equal_reference_loop(params):
     """Parameters of the LSTM class that no registered cell uses still take correct fast loops."""
     for mask in (None, lengths_mask([T, 3, 1])):
         cell = make("lstm", dtype=torch.float64, **params)
-        x = torch.randn(T, B, M, dtype=torch.float64, requires_grad=True)
-        state = tuple(torch.randn(B, N, dtype=torch.float64, requires_grad=True) for _ in range(cell.state_count))
-        fast = outputs_and_gradients(cell, x, state, mask, 0)
-        with reference_loops():
-            reference = outputs_and_gradients(cell, x, state, mask, 0)
-        assert_same(fast[0], reference[0], 1e-12)
-        assert_same(fast[1], reference[1], 1e-12)
+        x, state = random_inputs(cell, torch.float64)
+        assert_loops_agree(cell, x, state, mask, 0, reference_loops, 1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))
@@ -148,14 +155,9 @@ def test_packed_products_equal_reference_loop(name, monkeypatch):
     monkeypatch.setattr(products, "PACK_MIN_ENTRIES", 0)  # pack even these tiny weights
     monkeypatch.setattr(products, "INPUT_PACK_MIN_PRODUCTS", 0)
     cell = make(name)
-    x = torch.randn(T, B, M, requires_grad=True)
-    state = tuple(torch.randn(B, N, requires_grad=True) for _ in range(cell.state_count))
+    x, state = random_inputs(cell)
     for mask in (None, lengths_mask([T, 3, 1])):
-        fast = outputs_and_gradients(cell, x, state, mask, 0)
-        with reference_loops():
-            reference = outputs_and_gradients(cell, x, state, mask, 0)
-        assert_same(fast[0], reference[0], 2e-5)
-        assert_same(fast[1], reference[1], 2e-5)
+        assert_loops_agree(cell, x, state, mask, 0, reference_loops, 2e-5)
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -186,14 +188,8 @@ def test_packed_input_projection_equals_linear(bias, monkeypatch):
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_compiled_loops_equal_eager_loops(name):
     cell = make(name)
-    x = torch.randn(T, B, M, requires_grad=True)
-    state = tuple(torch.randn(B, N, requires_grad=True) for _ in range(cell.state_count))
-    mask = lengths_mask([T, 3, 1])
-    scripted_results = outputs_and_gradients(cell, x, state, mask, 1)
-    with eager_loops():
-        eager_results = outputs_and_gradients(cell, x, state, mask, 1)
-    assert_same(scripted_results[0], eager_results[0], 1e-6)
-    assert_same(scripted_results[1], eager_results[1], 1e-6)
+    x, state = random_inputs(cell)
+    assert_loops_agree(cell, x, state, lengths_mask([T, 3, 1]), 1, eager_loops, 1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))

@@ -57,7 +57,7 @@ class RecurrentCell(nn.Module):
     Subclasses set ``num_chunks`` (blocks stacked in ``weight_ih``), ``hh_chunks``
     (blocks in ``weight_hh``, 0 for cells whose gates see only the input) and
     ``state_count`` (as class attributes, or as instance attributes before calling
-    ``super().__init__``), and implement :meth:`step`.
+    ``super().__init__``), and implement :meth:`memory_step` (gated memories) or :meth:`step`.
 
     ``recurrent_init``: "uniform" (torch.nn's U(-1/sqrt(H), 1/sqrt(H)) for every weight) or
     "identity": every H x H block of ``weight_hh`` starts as the identity matrix (the pru
@@ -153,8 +153,11 @@ class RecurrentCell(nn.Module):
         return nn.functional.linear(h, self.weight_hh, self.bias_hh)
 
     def step(self, xp_t: Tensor, state: State, t: int = 0) -> tuple[Tensor, State]:
-        """One step from the projected input ``xp_t`` (B, chunks*hidden); ``t`` is the 0-based position."""
-        raise NotImplementedError
+        """One step from the projected input ``xp_t`` (B, chunks*hidden); ``t`` is the 0-based
+        position. By default :meth:`memory_step` without its terms; cells with no gated memory
+        override it."""
+        h, state, _ = self.memory_step(xp_t, state, t)
+        return h, state
 
     def forward(self, x_t: Tensor, state: State | None = None, t: int = 0) -> tuple[Tensor, State]:
         """One step from the raw input ``x_t`` (B, input) at position ``t`` (step-by-step decoding)."""
@@ -185,7 +188,7 @@ class RecurrentCell(nn.Module):
 
     def memory_step(self, xp_t: Tensor, state: State, t: int = 0) -> tuple[Tensor, State, MemoryTerms]:
         """:meth:`step` that also returns its gated-memory terms, each (B, H); cells with a
-        gated memory implement it (and their ``step`` uses it), others raise TypeError."""
+        gated memory implement it (and inherit ``step`` from it), others raise TypeError."""
         raise TypeError(f"cell {type(self).__name__} has no gated memory (no forget gate)")
 
     def memory_terms(self, xp: Tensor, state: State, mask: Tensor | None = None,

@@ -41,10 +41,6 @@ class GRUCell(RecurrentCell):
         h = (1 - z) * n + z * h
         return h, (h,), MemoryTerms(forget=z, write=1 - z, content=n, memory=h)
 
-    def step(self, xp_t: Tensor, state: State, t: int = 0) -> tuple[Tensor, State]:
-        h, state, _ = self.memory_step(xp_t, state, t)
-        return h, state
-
     def sequence(self, xp: Tensor, state: State, mask: Tensor | None = None,
                  t: int = 0) -> tuple[Tensor, State]:
         if not self.fast_loop_applies(xp):
@@ -81,10 +77,6 @@ class SimplifiedGRUCell(RecurrentCell):
         candidate = torch.tanh(xn)
         h = z * h + (1 - z) * candidate
         return h, (h,), MemoryTerms(forget=z, write=1 - z, content=candidate, memory=h)
-
-    def step(self, xp_t: Tensor, state: State, t: int = 0) -> tuple[Tensor, State]:
-        h, state, _ = self.memory_step(xp_t, state, t)
-        return h, state
 
     def sequence(self, xp: Tensor, state: State, mask: Tensor | None = None,
                  t: int = 0) -> tuple[Tensor, State]:

@@ -175,8 +175,7 @@ class LSTMCell(RecurrentCell):
         if not self.gates:
             h = torch.tanh(self._preactivations(xp_t, state[0])["g"])
             return h, (h,)
-        h, state, _ = self.memory_step(xp_t, state, t)
-        return h, state
+        return super().step(xp_t, state, t)
 
     # -- fast loops -------------------------------------------------------------------
     def sequence(self, xp: Tensor, state: State, mask: Tensor | None = None,

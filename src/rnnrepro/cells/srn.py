@@ -7,7 +7,6 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from torch import nn
 
 from .base import RecurrentCell, State, combined_bias
 from .compiled import scripted

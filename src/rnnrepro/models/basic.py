@@ -4,9 +4,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ..layers import Bidirectional, Recurrent
+from ..layers import Recurrent
 from ..tasks.base import Batch, TaskIO
-from .common import InputEncoder, make_cell
+from .common import InputEncoder, make_bidirectional, make_cell
 from .registry import MODELS
 
 
@@ -47,8 +47,7 @@ class BidirectionalRNN(nn.Module):
         self.io = io
         self.encoder = InputEncoder(io, embedding_size)
         size = self.encoder.output_size
-        self.rnn = Bidirectional(make_cell(cell, size, hidden_size, cell_params),
-                                 make_cell(cell, size, hidden_size, cell_params))
+        self.rnn = make_bidirectional(cell, size, hidden_size, cell_params)
         self.head = nn.Linear(2 * hidden_size, io.output_size)
 
     def forward(self, batch: Batch) -> Tensor:

@@ -29,7 +29,7 @@ from torch import Tensor, nn
 
 from ..layers import Bidirectional, Recurrent, delay_inputs, length_mask, read_delayed
 from ..tasks.base import Batch, TaskIO
-from .common import make_cell
+from .common import make_bidirectional, make_cell
 from .registry import MODELS
 
 
@@ -50,8 +50,7 @@ class Encoder(nn.Module):
                              f"({level}_bidirectional=False)")
         self.delay = delay
         if bidirectional:
-            self.rnn = Bidirectional(make_cell(cell, input_size, hidden_size, cell_params),
-                                     make_cell(cell, input_size, hidden_size, cell_params))
+            self.rnn = make_bidirectional(cell, input_size, hidden_size, cell_params)
         else:
             self.rnn = Recurrent(make_cell(cell, input_size, hidden_size, cell_params))
         self.output_size = self.rnn.output_size

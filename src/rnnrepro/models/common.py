@@ -4,6 +4,7 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from ..cells import RecurrentCell, build_cell
+from ..layers import Bidirectional
 from ..tasks.base import TaskIO
 
 
@@ -25,3 +26,9 @@ class InputEncoder(nn.Module):
 
 def make_cell(cell: str, input_size: int, hidden_size: int, cell_params: dict | None) -> RecurrentCell:
     return build_cell(cell, input_size, hidden_size, **(cell_params or {}))
+
+
+def make_bidirectional(cell: str, input_size: int, hidden_size: int, cell_params: dict | None) -> Bidirectional:
+    """A forward and a backward layer of ``cell``, each with its own weights; output [h^f_t ; h^b_t]."""
+    return Bidirectional(make_cell(cell, input_size, hidden_size, cell_params),
+                         make_cell(cell, input_size, hidden_size, cell_params))

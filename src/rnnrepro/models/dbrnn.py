@@ -14,9 +14,9 @@ import math
 import torch
 from torch import Tensor, nn
 
-from ..layers import Bidirectional, Recurrent
+from ..layers import Recurrent
 from ..tasks.base import Batch, ModelOutput, Predictions, TaskIO
-from .common import InputEncoder, make_cell
+from .common import InputEncoder, make_bidirectional, make_cell
 from .registry import MODELS
 from .seq2seq import predicts_classes
 
@@ -94,8 +94,7 @@ class DependentBRNN(nn.Module):
         self.io = io
         self.encoder = InputEncoder(io, embedding_size)
         size = self.encoder.output_size
-        self.lower = Bidirectional(make_cell(cell, size, hidden_size, cell_params),
-                                   make_cell(cell, size, hidden_size, cell_params))
+        self.lower = make_bidirectional(cell, size, hidden_size, cell_params)
         upper_size = self.lower.output_size
         self.upper_forward = Recurrent(make_cell(cell, upper_size, hidden_size, cell_params))
         self.upper_backward = Recurrent(make_cell(cell, upper_size, hidden_size, cell_params), reverse=True)

@@ -50,10 +50,10 @@ import torch
 from torch import Tensor, nn
 
 from ..cells import State
-from ..layers import Bidirectional, Recurrent, length_mask
+from ..layers import Recurrent, length_mask
 from ..tasks.base import Batch, TaskIO
 from ..tasks.translation import BOS_ID, EOS_ID, PAD_ID, decode_limit
-from .common import make_cell
+from .common import make_bidirectional, make_cell
 from .registry import MODELS
 
 
@@ -111,8 +111,7 @@ class AttentionEncoderDecoder(nn.Module):
         self.source_embedding = nn.Embedding(io.input_vocab, embedding_size, padding_idx=PAD_ID)
         self.target_embedding = nn.Embedding(io.output_size, embedding_size, padding_idx=PAD_ID)
         if bidirectional:
-            self.encoder = Bidirectional(make_cell(cell, embedding_size, hidden_size, cell_params),
-                                         make_cell(cell, embedding_size, hidden_size, cell_params))
+            self.encoder = make_bidirectional(cell, embedding_size, hidden_size, cell_params)
         else:
             self.encoder = Recurrent(make_cell(cell, embedding_size, hidden_size, cell_params))
         memory_size = self.encoder.output_size
