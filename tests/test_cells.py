@@ -3,6 +3,8 @@
 Equality to references, gradchecks and per-cell properties are in test_cells_verified.py."""
 from __future__ import annotations
 
+import ast
+import re
 import warnings
 
 import pytest
@@ -11,6 +13,11 @@ import torch
 from rnnrepro.cells import CELLS, build_cell, cell_parameters, reference_loops
 from rnnrepro.cells import compiled, products
 from rnnrepro.cells.compiled import eager_loops, scripted
+from rnnrepro.cells.gru_loop import GRULoop
+from rnnrepro.cells.input_gates_loop import InputGatesLoop
+from rnnrepro.cells.lstm_loop import LSTMLoop
+from rnnrepro.cells.scan import LinearScan
+from rnnrepro.cells.srn import SRNLoop
 from rnnrepro.layers import Recurrent
 
 ZOO = {"srn", "lstm", "gru", "sgru", "elstm", "elstm_ix", "pru", "pru_plus", "lstm_plus",
@@ -36,10 +43,25 @@ def test_registry_holds_the_zoo():
     assert set(CELLS.names()) == ZOO
 
 
+PAPER = re.compile(r"\b(elstm|pru|wsum|tutorial) paper\b")
+EQUATION_NUMBER = re.compile(r"\beqs?\.\s*\(?\d+")  # "eq. 6", "eqs. 23-25", "eq. (7)"
+
+
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_docstring_gives_equations_with_paper_and_number(name):
-    doc = CELLS[name].__doc__
-    assert "eq" in doc and any(paper in doc for paper in ("elstm", "pru", "wsum", "tutorial")), name
+    """The docstring names its paper, cites an equation number, and writes out an update
+    equation (a line ``h_t = ...``, and ``c_t = ...`` for the two-part states) of which the
+    memory's refers to its previous value (c_{t-1}, or h_{t-1} for one-part states)."""
+    doc = CELLS[name].__doc__ or ""
+    assert PAPER.search(doc), f"{name}: names none of the elstm, pru, wsum, tutorial papers"
+    assert EQUATION_NUMBER.search(doc), f"{name}: cites no equation number (eq. N / eqs. N-M)"
+    states = ("h", "c")[:make(name).state_count]
+    for state in states:
+        definition = re.compile(rf"^\s*{state}_t\s*=\s*\S.*$", re.MULTILINE)
+        assert definition.search(doc), f"{name}: no line '{state}_t = ...'"
+    memory = states[-1]
+    recurrence = re.compile(rf"^\s*{memory}_t\s*=.*{memory}_\{{t-1\}}", re.MULTILINE)
+    assert recurrence.search(doc), f"{name}: '{memory}_t = ...' never uses {memory}_{{t-1}}"
 
 
 def test_variants_do_not_take_their_fixed_parameters_again():
@@ -66,7 +88,22 @@ def test_contract(name):
     assert all(s.shape == (B, N) for s in final)
     h, one = cell(x[0], state)
     assert h.shape == (B, N) and len(one) == cell.state_count
-    assert repr(cell).startswith(type(cell).__name__)
+    # extra_repr: the sizes, then every setting that makes this cell what it is (the
+    # variant's fixed flags, ELSTM's period), each as keyword=value
+    args, settings = call_arguments(cell.extra_repr())
+    assert args == [M, N], cell.extra_repr()
+    expected = dict(getattr(CELLS[name], "keywords", {}))
+    if "elstm" in name:
+        expected["period"] = 3  # make() sets it (the default is 100)
+    assert expected.items() <= settings.items(), (cell.extra_repr(), expected)
+    assert repr(cell) == f"{type(cell).__name__}({cell.extra_repr()})"
+
+
+def call_arguments(text: str) -> tuple[list, dict]:
+    """The positional and keyword values of the call arguments ``text`` ("4, 6, period=3")."""
+    call = ast.parse(f"f({text})", mode="eval").body
+    return ([ast.literal_eval(a) for a in call.args],
+            {k.arg: ast.literal_eval(k.value) for k in call.keywords})
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))
@@ -226,15 +263,56 @@ def test_every_cell_runs_in_a_layer_with_lengths_and_backward():
         assert torch.isfinite(x.grad).all(), name
 
 
-def test_autocast_runs_the_reference_loop():
-    """Under autocast the fast loops step aside; the step-by-step loop follows autocast's casts."""
-    for name in sorted(ZOO):
-        cell = make(name)
-        x = torch.randn(T, B, M)
+FAST_LOOPS = (SRNLoop, LSTMLoop, GRULoop, InputGatesLoop, LinearScan)  # the fast loops' entries
+
+
+def record_loops(monkeypatch, cell) -> list[str]:
+    """Make every fast loop's entry and ``cell.reference_sequence`` log their calls (by name)
+    into the returned list, and then run as before."""
+    calls: list[str] = []
+
+    def logged(name, run):
+        def call(*args, **kwargs):
+            calls.append(name)
+            return run(*args, **kwargs)
+        return call
+
+    for loop in FAST_LOOPS:
+        monkeypatch.setattr(loop, "apply", logged(loop.__name__, loop.apply))
+    monkeypatch.setattr(cell, "reference_sequence", logged("reference", cell.reference_sequence))
+    return calls
+
+
+@pytest.mark.parametrize("project_under_autocast", [True, False], ids=["bf16_input", "fp32_input"])
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_autocast_runs_the_reference_loop(name, project_under_autocast, monkeypatch):
+    """Under autocast the fast loops step aside: no fast loop runs, the step-by-step loop does,
+    and the outputs and final state are exactly the reference loop's under the same autocast.
+    Both with the input projected under autocast (bfloat16, also another dtype than the
+    weights) and projected before (float32, the weights' dtype: only autocast can turn the fast
+    loop away). Without autocast the same call takes a fast loop and never the reference one."""
+    cell = make(name)
+    calls = record_loops(monkeypatch, cell)
+    x = torch.randn(T, B, M)
+    mask = lengths_mask([T, 3, 1])
+
+    def run():
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            out, _ = cell.sequence(cell.project_input(x), cell.initial_state(B, x), lengths_mask([T, 3, 1]))
-        expected, _ = cell.sequence(cell.project_input(x), cell.initial_state(B, x), lengths_mask([T, 3, 1]))
-        torch.testing.assert_close(out.float(), expected, atol=0.05, rtol=0.05)
+            xp = cell.project_input(x) if project_under_autocast else projected
+            return xp.dtype, cell.sequence(xp, cell.initial_state(B, x), mask)
+
+    projected = cell.project_input(x)
+    plain, _ = cell.sequence(projected, cell.initial_state(B, x), mask)
+    assert calls and "reference" not in calls, calls  # without autocast: a fast loop
+    calls.clear()
+    dtype, (out, final) = run()
+    assert calls == ["reference"], calls  # under autocast: the reference loop alone
+    assert dtype == (torch.bfloat16 if project_under_autocast else torch.float32)
+    with reference_loops():
+        _, (expected, expected_final) = run()
+    assert_same((out, *final), (expected, *expected_final), 0)  # exactly, dtypes too
+    # a sanity bound only: bfloat16 keeps 8 bits, so 5 steps stay within a few hundredths
+    torch.testing.assert_close(out.float(), plain, atol=0.05, rtol=0.05)
 
 
 def test_compile_failure_falls_back_to_eager(monkeypatch):

@@ -14,6 +14,7 @@ from rnnrepro.data.fetch import fetch_file
 from rnnrepro.data.prepared import load_prepared, prepare_dataset, write_json_gz
 from rnnrepro.data.sources import dataset
 from rnnrepro.models import MODELS, build_model
+from rnnrepro.models.translation import strip_after_eos
 from rnnrepro.tasks import Batch, TaskIO, build_task
 from rnnrepro.tasks.base import pad_time_major
 from rnnrepro.tasks.translation import BOS_ID, EOS_ID, IO_LEVEL, PAD_ID, UNK_ID, corpus_bleu
@@ -131,14 +132,84 @@ def test_model_is_marked_as_generating_target_sequences():
     assert MODELS["attn_encdec"].compatible_tasks == ("translation",)
 
 
+def column(batch: Batch, b: int, times: int = 1) -> Batch:
+    """Pair ``b`` of ``batch`` alone, repeated ``times`` times."""
+    return Batch(batch.inputs[: batch.lengths[b], [b] * times], batch.lengths[[b] * times], batch.targets)
+
+
+def tiny_translations(limit: int) -> list[list[int]]:
+    """Every translation the vocabulary of 5 (outputs <unk>, <eos> and word 4) allows within
+    ``limit`` tokens: 2^0 + ... + 2^limit of them."""
+    words = (UNK_ID, 4)
+    return [list(ids) for length in range(limit + 1) for ids in itertools.product(words, repeat=length)]
+
+
+def exhaustive_best(model, batch: Batch, limit: int) -> list[list[int]]:
+    """The translation of highest log p(Y|X) of every pair, by scoring every translation
+    (vocabulary of 5); the best must beat the runner-up clearly, so that it is no float tie."""
+    every = tiny_translations(limit)
+    best = []
+    for b in range(batch.size):
+        scores = model.log_likelihood(column(batch, b, len(every)), every, limit)
+        top = scores.topk(2).values
+        assert float(top[0] - top[1]) > 1e-4, "near tie: choose another seed"
+        best.append(every[int(scores.argmax())])
+    return best
+
+
+def reference_beam_search(model, one: Batch, beam_size: int, limit: int) -> list[int]:
+    """The module docstring's beam search written plainly, for one pair, every prefix scored
+    afresh by teacher forcing: keep the ``beam_size`` best partial translations by
+    log p(y_≤t | X); one ending in <eos> or reaching the limit is finished and the beam
+    shrinks by one; return the finished translation of highest log p(Y|X)."""
+    live: list[tuple[float, list[int]]] = [(0.0, [])]
+    finished: list[tuple[float, list[int]]] = []
+    for t in range(limit):
+        prefixes = [ids for _, ids in live]
+        targets = torch.tensor([[BOS_ID] + ids + [PAD_ID] for ids in prefixes]).T  # last row: unread
+        many = column(one, 0, len(prefixes))
+        logits = model.teacher_forced_logits(many.inputs, many.lengths, targets)[-1]
+        log_probs = torch.log_softmax(logits.float(), -1).double().tolist()
+        candidates = sorted(((score + p, ids + [token]) for (score, ids), row in zip(live, log_probs)
+                             for token, p in enumerate(row) if p > float("-inf")), key=lambda c: -c[0])
+        live = []
+        for score, ids in candidates[: beam_size - len(finished)]:
+            (finished if ids[-1] == EOS_ID or t + 1 == limit else live).append((score, ids))
+        if not live:
+            break
+    return strip_after_eos(max(finished, key=lambda option: option[0])[1])
+
+
+def peaked_tiny_model(cell: str, seed: int):
+    """A vocabulary of 5 (outputs <unk>, <eos>, word 4), peaked distributions and <eos> made
+    rarer, so that the best translations differ between sources and are seldom empty."""
+    model = random_model(vocab=5, cell=cell, seed=seed, hidden_size=6)
+    with torch.no_grad():
+        model.generator.weight.mul_(8)
+        model.generator.bias[EOS_ID] -= 1.0
+    return model
+
+
 @pytest.mark.parametrize("cell", CELLS.names())
 def test_every_cell_works_in_encoder_and_decoder(cell):
+    """Teacher forcing gives finite logits of the real outputs; beam search finds what it
+    should: a beam wider than all 31 translations the exhaustive best, a beam of 2 what the
+    plain beam search of :func:`reference_beam_search` finds (12 pairs of 4 models)."""
     model = random_model(cell=cell, hidden_size=6)
     batch = random_sources(3, 12, seed=1)
     targets = pad_time_major([[BOS_ID, 5, 6, EOS_ID], [BOS_ID, 7, EOS_ID], [BOS_ID, EOS_ID]], PAD_ID)
     logits = model.teacher_forced_logits(batch.inputs, batch.lengths, targets)
     assert logits.shape == (3, 3, 12) and torch.isfinite(logits[..., 3:]).all()
-    assert len(model.beam_search(batch, 2, 5)) == 3
+    limit, found = 4, []
+    for seed in range(4):
+        tiny = peaked_tiny_model(cell, seed)
+        sources = random_sources(3, 8, seed=seed)
+        best = exhaustive_best(tiny, sources, limit)
+        assert tiny.beam_search(sources, 32, limit) == best
+        assert tiny.beam_search(sources, 2, limit) == [
+            reference_beam_search(tiny, column(sources, b), 2, limit) for b in range(sources.size)]
+        found += best
+    assert len({tuple(ids) for ids in found}) >= 2 and any(found)  # no one answer fits all
 
 
 @pytest.mark.parametrize("bidirectional", [True, False])
@@ -182,13 +253,7 @@ def test_a_beam_wider_than_all_hypotheses_finds_the_exact_best():
     model = random_model(vocab=5, seed=2)
     batch = random_sources(3, 5, seed=2)
     limit = 4
-    words = (UNK_ID, 4)
-    every = [list(ids) for length in range(limit + 1) for ids in itertools.product(words, repeat=length)]
-    best = []
-    for column in range(batch.size):
-        one = Batch(batch.inputs[:, [column]], batch.lengths[[column]], batch.targets)
-        scores = torch.cat([model.log_likelihood(one, [ids], limit) for ids in every])
-        best.append(every[int(scores.argmax())])
+    best = exhaustive_best(model, batch, limit)
     assert model.beam_search(batch, 32, limit) == best
     exact = model.log_likelihood(batch, best, limit)
     assert (exact >= model.log_likelihood(batch, model.greedy_decode(batch, limit), limit) - 1e-6).all()
