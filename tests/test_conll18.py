@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from rnnrepro.metrics import ParsedSentence, attachment_scores, evaluate_files, read_conllu_sentences, write_conllu
+from rnnrepro.metrics import (AttachmentScores, ParsedSentence, attachment_scores, evaluate_files,
+                              read_conllu_sentences, write_conllu)
 
 
 def conllu(rows: str) -> str:
@@ -152,7 +153,110 @@ def tokens_to_sentence(tokens: list[str]) -> ParsedSentence:
     (["abc a BX c", "def d EX f"], ["ab a b", "cd c d", "ef e f"], 4),
     (["ab a b", "cd bc d"], ["a", "bc", "d"], 2),
     (["a", "bc b c", "d"], ["ab AX BX", "cd CX a"], 1),
+    # Not among the script's tests, but the script's result: a one-word range (2-2) is a
+    # multiword token too, so its word "x" is aligned by FORM (no match), not by span.
+    (["a", "b"], ["a", "b x"], 1),
 ])
 def test_word_alignment_matches_the_official_script(gold, system, aligned):
     scores = attachment_scores([tokens_to_sentence(gold)], [tokens_to_sentence(system)])
     assert scores.aligned_words == aligned
+
+
+# -- FORMs with spaces ---------------------------------------------------------------------------
+# French GSD writes numbers as "2 001" (one FORM with a space). The script removes Unicode space
+# characters (category Zs) from the FORM of every token line before it builds the character
+# spans, and a word outside multiword tokens keeps that stripped FORM for the LCS of a multiword
+# span; the words of a multiword token keep their FORMs as written. Every expected count below
+# was also checked by running the official conll18_ud_eval.py (v1.2) on the same two files.
+NUMBER_GOLD = ParsedSentence(["about", "1 000", "euros", "."], [2, 3, 0, 3], ["advmod", "nummod", "root", "punct"])
+
+
+@pytest.mark.parametrize("number", ["1000", "1\u00a0000", "1\u202f000"])  # no space, no-break, narrow no-break
+def test_forms_that_differ_only_by_spaces_align(number, tmp_path):
+    system = ParsedSentence(["about", number, "euros", "."], [2, 3, 0, 1], ["advmod", "nmod", "root", "punct"])
+    # about: right; 1000: head right, nmod != nummod; euros: right; ".": head 1, gold 3.
+    scores = attachment_scores([NUMBER_GOLD], [system])
+    assert (scores.aligned_words, scores.uas_correct, scores.las_correct) == (4, 3, 2)
+    assert (scores.uas, scores.las) == (pytest.approx(3 / 4), pytest.approx(2 / 4))
+    assert attachment_scores([system], [NUMBER_GOLD]).aligned_words == 4
+    write_conllu(tmp_path / "gold.conllu", [NUMBER_GOLD])
+    write_conllu(tmp_path / "system.conllu", [system])
+    assert read_conllu_sentences(tmp_path / "gold.conllu")[0].forms[1] == "1 000"
+    assert evaluate_files(tmp_path / "gold.conllu", tmp_path / "system.conllu") == scores
+
+
+def test_space_in_a_form_outside_multiword_tokens_is_removed_for_the_lcs():
+    """Gold "1 000" is a plain token; the system puts "1000" and "y" in a multiword token
+    "1 000y". The span holding the multiword token is aligned by LCS, where gold's FORM counts
+    as "1000" (stripped, as the script reads a plain token), so all three words align."""
+    gold = ParsedSentence(["x", "1 000", "y"], [0, 1, 1], ["root", "nummod", "dep"])
+    system = ParsedSentence(["x", "1000", "y"], [0, 1, 2], ["root", "nummod", "dep"],
+                            multiword_tokens=[(2, 3, "1 000y")])
+    scores = attachment_scores([gold], [system])
+    # x and 1000 are right; y has head 2 instead of 1.
+    assert (scores.gold_words, scores.system_words, scores.aligned_words) == (3, 3, 3)
+    assert (scores.uas_correct, scores.las_correct) == (2, 2)
+    assert (scores.uas, scores.las) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
+    # The same with the roles swapped: the multiword token in gold, the spaced FORM in the system.
+    swapped = attachment_scores([system], [gold])
+    assert (swapped.aligned_words, swapped.uas_correct) == (3, 2)
+    gold_mwt = ParsedSentence(["x", "1000"], [0, 1], ["root", "nummod"], multiword_tokens=[(1, 2, "x1000")])
+    system_plain = ParsedSentence(["x", "1 000"], [0, 1], ["root", "nummod"])
+    assert attachment_scores([gold_mwt], [system_plain]) == AttachmentScores(2, 2, 2, 2, 2)
+
+
+def test_space_in_a_word_of_a_multiword_token_is_kept_for_the_lcs():
+    """The script does not strip the FORMs of the words of a multiword token (it reads their
+    lines separately), so the word "1 000" of a multiword token does not match "1 000" written
+    as a plain token, whose FORM the script reads as "1000"."""
+    gold = ParsedSentence(["x", "1 000"], [0, 1], ["root", "nummod"], multiword_tokens=[(1, 2, "x1 000")])
+    system = ParsedSentence(["x", "1 000"], [0, 1], ["root", "nummod"])
+    assert attachment_scores([gold], [system]) == AttachmentScores(2, 2, 1, 1, 1)
+
+
+def test_forms_whose_characters_differ_do_not_align():
+    # Different characters: the texts differ, which the script refuses.
+    system = ParsedSentence(["about", "1 001", "euros", "."], [2, 3, 0, 3], ["advmod", "nummod", "root", "punct"])
+    with pytest.raises(ValueError, match=r"concatenation of tokens .* gold '0euros\.', system '1euros\.'"):
+        attachment_scores([NUMBER_GOLD], [system])
+    # Same characters, tokenised differently: "1 000" is one token, "1" "000" are two; no span matches.
+    gold = ParsedSentence(["1 000", "euros"], [2, 0], ["nummod", "root"])
+    split = ParsedSentence(["1", "000", "euros"], [3, 3, 0], ["nummod", "nummod", "root"])
+    scores = attachment_scores([gold], [split])
+    assert (scores.gold_words, scores.system_words, scores.aligned_words, scores.uas_correct) == (2, 3, 1, 1)
+    assert scores.uas == pytest.approx(2 * 1 / (2 + 3))
+    # Inside a multiword span: "10 0" (read as "100") and "0" do not match gold's word "1000".
+    gold_mwt = ParsedSentence(["x", "1000"], [0, 1], ["root", "nummod"], multiword_tokens=[(1, 2, "x1000")])
+    system_plain = ParsedSentence(["x", "10 0", "0"], [0, 1, 2], ["root", "nummod", "dep"])
+    assert attachment_scores([gold_mwt], [system_plain]) == AttachmentScores(2, 3, 1, 1, 1)
+
+
+# -- multiword-token IDs -------------------------------------------------------------------------
+@pytest.mark.parametrize("range_id, message", [
+    ("2-x", "line 2: multiword-token ID '2-x', expected a range 2-N with N >= 2"),
+    ("3-2", "line 2: multiword-token ID '3-2', expected a range 2-N with N >= 2"),
+    ("3-4", "line 2: multiword-token ID '3-4', expected a range 2-N with N >= 2"),
+    ("2-9", "sentence ending at line 5: multiword token 2-9 ends beyond the sentence of 3 words"),
+])
+def test_malformed_multiword_token_id_names_file_and_line(range_id, message, tmp_path):
+    path = tmp_path / "bad.conllu"
+    path.write_text(conllu(f"""
+        1 a a X _ _ 0 root _ _
+        {range_id} bc _ _ _ _ _ _ _ _
+        2 b b X _ _ 1 dep _ _
+        3 c c X _ _ 1 dep _ _
+    """), encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        read_conllu_sentences(path)
+    assert str(info.value).startswith(f"{path}") and message in str(info.value)
+    good = path.read_text(encoding="utf-8").replace(range_id, "2-3")
+    path.write_text(good, encoding="utf-8")
+    assert read_conllu_sentences(path)[0].multiword_tokens == [(2, 3, "bc")]
+
+
+def test_multiword_token_that_does_not_fit_its_sentence_is_an_error():
+    """A range like 3-2 built in memory is refused (it used to make the alignment loop for ever)."""
+    gold = ParsedSentence(["a", "b", "c"], [0, 1, 1], ["root", "dep", "dep"])
+    backwards = ParsedSentence(["a", "b", "c"], [0, 1, 1], ["root", "dep", "dep"], multiword_tokens=[(3, 2, "c")])
+    with pytest.raises(ValueError, match=r"multiword token 3-2 'c' does not fit a sentence of 3 words"):
+        attachment_scores([gold], [backwards])

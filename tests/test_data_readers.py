@@ -101,6 +101,20 @@ def _break_line(text: str, line_no: int, column: int | None, value: str | None) 
         (4, 6, "y", "HEAD 'y'"),
         (10, 6, "-1", "HEAD '-1'"),
         (3, 0, "2-1", "ends before it starts"),
+        # Multiword-token IDs that are not ranges of two integers, or run backwards.
+        (3, 0, "2-x", "ID '2-x' is not an integer, a range like 3-4 or an empty node like 5.1"),
+        (3, 0, "3-2", "multiword-token range '3-2' ends before it starts"),
+        # HEAD beyond the sentence (sentence 1 has 4 words, sentence 2 one word).
+        (5, 6, "9", "HEAD 9 points outside the sentence starting at line 1 (4 words)"),
+        (8, 6, "5", "HEAD 5 points outside the sentence starting at line 1 (4 words)"),
+        (10, 6, "2", "HEAD 2 points outside the sentence starting at line 10 (1 word)"),
+        # Word IDs that do not run 1, 2, 3, ...: a gap, a repeat, a sentence not starting at 1.
+        (8, 0, "5", "word ID 5 breaks the sequence 1, 2, 3, ... of the sentence starting at line 1: "
+                    "expected 4"),
+        (6, 0, "2", "word ID 2 breaks the sequence 1, 2, 3, ... of the sentence starting at line 1: "
+                    "expected 3"),
+        (10, 0, "2", "word ID 2 breaks the sequence 1, 2, 3, ... of the sentence starting at line 10: "
+                     "expected 1"),
     ],
 )
 def test_malformed_line_names_file_and_line(
@@ -117,6 +131,37 @@ def test_malformed_line_names_file_and_line(
     assert f"line {line_no}:" in message
     assert reason in message
     assert repr(bad_line) in message
+
+
+def test_heads_up_to_the_sentence_length_and_non_word_ids_are_accepted(tmp_path: Path) -> None:
+    """The largest valid HEAD is the number of words; ranges and empty nodes are not words.
+
+    An empty node before the first word (0.1) and after the last (4.1), and a one-word
+    multiword token, do not count in the sequence of word IDs or in the sentence length.
+    """
+    text = _break_line(TOY_CONLLU, 5, 6, "4")  # n't -> attached to the 4th and last word
+    lines = text.split("\n")
+    lines[2:2] = ["0.1\tPRO\t_\t_\t_\t_\t_\t_\t0:root\t_"]
+    lines[8:8] = ["4-4\t.\t_\t_\t_\t_\t_\t_\t_\t_"]
+    lines[10:10] = ["4.1\tgo\tgo\tVERB\tVB\t_\t_\t_\t3:conj\t_"]
+    first, second = read_conllu(write(tmp_path, "\n".join(lines)))
+    assert first.tokens == ["Do", "n't", "go", "."]
+    assert first.heads == [3, 4, 0, 3]
+    assert second.tokens == ["Hi"] and second.heads == [0]
+
+
+def test_head_beyond_sentence_names_the_first_such_line(tmp_path: Path) -> None:
+    text = _break_line(_break_line(TOY_CONLLU, 4, 6, "7"), 5, 6, "9")
+    with pytest.raises(ConlluFormatError, match=r"toy\.conllu, line 4: HEAD 7 points outside the sentence "
+                                                r"starting at line 1 \(4 words\)"):
+        read_conllu(write(tmp_path, text))
+
+
+def test_head_beyond_last_sentence_without_final_blank_line(tmp_path: Path) -> None:
+    text = _break_line(TOY_CONLLU.rstrip("\n"), 10, 6, "3")
+    with pytest.raises(ConlluFormatError, match=r"toy\.conllu, line 10: HEAD 3 points outside the sentence "
+                                                r"starting at line 10 \(1 word\)"):
+        read_conllu(write(tmp_path, text))
 
 
 def test_comment_block_without_tokens_is_an_error(tmp_path: Path) -> None:
@@ -192,6 +237,49 @@ def test_multi30k_val_pairs(fetched) -> None:
     assert len(pairs) == 1014
     assert sum(len(en) for en, _ in pairs) == 13308
     assert sum(len(de) for _, de in pairs) == 12828
+
+
+@pytest.fixture(scope="module")
+def ewt_dev(fetched) -> tuple[Path, list[str], int, list[int]]:
+    """UD English EWT v2.3 dev from the mirror: its path, its lines, and the 1000th sentence's
+    first line number and the line numbers of its words (1-based)."""
+    path = fetched("ud_en_ewt_v2.3", "dev")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = [i for i, line in enumerate(lines, start=1) if line.startswith("# sent_id")][999]
+    words = []
+    for line_no in range(start, len(lines) + 1):
+        if not lines[line_no - 1]:
+            break
+        if lines[line_no - 1].split("\t")[0].isdigit():
+            words.append(line_no)
+    return path, lines, start, words
+
+
+def test_ud_ewt_dev_reads_whole(ewt_dev) -> None:
+    path, _, _, words = ewt_dev
+    sentences = read_conllu(path)
+    assert (len(sentences), sum(len(s) for s in sentences)) == (2002, 25148)
+    assert len(sentences[999]) == len(words) == 35
+
+
+@pytest.mark.parametrize(("word", "column", "value", "reason"), [
+    (2, 6, "37", "HEAD 37 points outside the sentence starting at line {start} (35 words)"),
+    (3, 0, "4", "word ID 4 breaks the sequence 1, 2, 3, ... of the sentence starting at line {start}: "
+                "expected 3"),
+    (3, 0, "3-x", "ID '3-x' is not an integer, a range like 3-4 or an empty node like 5.1"),
+    (3, 0, "4-3", "multiword-token range '4-3' ends before it starts"),
+])
+def test_ud_ewt_dev_with_one_bad_line_names_file_and_line(
+    ewt_dev, tmp_path: Path, word: int, column: int, value: str, reason: str
+) -> None:
+    """One line of the 1000th sentence (35 words, at line 17078) of the real file is changed."""
+    _, lines, start, words = ewt_dev
+    line_no = words[word - 1]
+    path = write(tmp_path, _break_line("\n".join(lines), line_no, column, value), "en_ewt-ud-dev.conllu")
+    with pytest.raises(ConlluFormatError) as info:
+        read_conllu(path)
+    assert info.value.line_no == line_no
+    assert str(info.value).startswith(f"{path}, line {line_no}: {reason.format(start=start)}: ")
 
 
 def test_ud_gsd_dev_multiword_tokens_are_skipped(fetched) -> None:

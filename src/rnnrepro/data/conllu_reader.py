@@ -4,6 +4,12 @@ Parsing is done by the ``conllu`` package (``parse_incr`` on the open file). Tha
 reports no line numbers, so every line is checked here while it is read: a malformed line
 raises :class:`ConlluFormatError` naming the file, the 1-based line number and the line.
 
+Besides each line's own form (ten columns, a valid ID, an integer HEAD), two facts about the
+whole sentence are checked, as the CoNLL 2018 evaluation script also checks them: the word IDs
+run 1, 2, 3, ... without a gap or repetition, and no HEAD is larger than the number of words
+of its sentence. A HEAD beyond the sentence is named by its own line once the sentence has
+ended (only then is the number of words known).
+
 Only syntactic words enter a :class:`Sentence`: multiword-token lines (IDs like ``3-4``)
 and empty nodes of enhanced dependencies (IDs like ``5.1``) are skipped.
 """
@@ -72,9 +78,12 @@ class ConlluFormatError(ValueError):
         super().__init__(f"{self.path}, line {line_no}: {reason}: {line!r}")
 
 
-def _check_token_line(line: str) -> str | None:
-    """Return why a token line is malformed, or None if it is fine."""
-    columns = line.split("\t")
+def _check_token_line(line: str, columns: list[str]) -> str | None:
+    """Return why a token line (split into ``columns`` at tabs) is malformed, or None.
+
+    Only the line itself is checked here; the order of IDs and the range of HEAD within the
+    sentence are checked by :class:`_CheckedLines`.
+    """
     if len(columns) != N_COLUMNS:
         return f"expected {N_COLUMNS} tab-separated columns, found {len(columns)}"
     if "  " in line:
@@ -114,22 +123,61 @@ class _CheckedLines:
         raise io.UnsupportedOperation("_CheckedLines is read line by line only")
 
     def __iter__(self) -> Iterator[str]:
-        """Yield the file's lines, raising ConlluFormatError at the first malformed one."""
+        """Yield the file's lines, raising ConlluFormatError at the first malformed one.
+
+        Per sentence it counts the words (lines with an integer ID) and remembers the largest
+        HEAD; a word ID other than the next number is reported at its line, a HEAD above the
+        number of words when the sentence ends (blank line or end of file), at the HEAD's line.
+        """
         in_block = False
+        n_words = max_head = 0
+        block: list[str] = []  # the current sentence's lines; block[i] is line block_start + i
         for line_no, line in enumerate(self._handle, start=1):
             text = line.rstrip("\r\n")
             if not text.strip():
+                if max_head > n_words:
+                    self._head_beyond_sentence(block, n_words)
                 in_block = False
+                n_words = max_head = 0
                 yield line
                 continue
             if not in_block:
                 in_block = True
                 self.block_start, self.block_first_line = line_no, text
+                block = []
+            block.append(text)
             if not text.startswith("#"):
-                reason = _check_token_line(text)
+                columns = text.split("\t")
+                reason = _check_token_line(text, columns)
                 if reason is not None:
                     raise ConlluFormatError(self._path, line_no, text, reason)
+                token_id = columns[0]
+                if token_id.isdigit():  # a syntactic word (the ID was validated above)
+                    n_words += 1
+                    if int(token_id) != n_words:
+                        raise ConlluFormatError(
+                            self._path, line_no, text,
+                            f"word ID {token_id} breaks the sequence 1, 2, 3, ... of the sentence "
+                            f"starting at line {self.block_start}: expected {n_words}",
+                        )
+                    head = int(columns[6])
+                    if head > max_head:
+                        max_head = head
             yield line
+        if max_head > n_words:
+            self._head_beyond_sentence(block, n_words)
+
+    def _head_beyond_sentence(self, block: list[str], n_words: int) -> None:
+        """Raise ConlluFormatError at the first word line whose HEAD exceeds ``n_words``."""
+        for offset, text in enumerate(block):
+            columns = text.split("\t")
+            if not text.startswith("#") and columns[0].isdigit() and int(columns[6]) > n_words:
+                raise ConlluFormatError(
+                    self._path, self.block_start + offset, text,
+                    f"HEAD {columns[6]} points outside the sentence starting at line "
+                    f"{self.block_start} ({n_words} word{'' if n_words == 1 else 's'})",
+                )
+        raise AssertionError("a HEAD above the number of words was seen but not found again")
 
 
 def _to_sentence(tokenlist: conllu.TokenList) -> Sentence:
@@ -150,9 +198,12 @@ def read_conllu(path: str | os.PathLike[str]) -> list[Sentence]:
     """Read every sentence of a CoNLL-U file.
 
     Raises:
-        ConlluFormatError: a line has the wrong number of columns, a bad ID or HEAD, or
-            the conllu package rejects a sentence (then the sentence's first line is named),
-            or a comment block has no token lines.
+        ConlluFormatError: a line has the wrong number of columns, a bad ID (not an integer,
+            a range like ``3-4`` or an empty node like ``5.1``; a range that ends before it
+            starts), a word ID that breaks the sequence 1, 2, 3, ... of its sentence, or a
+            HEAD that is not a non-negative integer or exceeds the number of words of its
+            sentence; the conllu package rejects a sentence (then the sentence's first line
+            is named); or a comment block has no token lines.
     """
     name = os.fspath(path)
     sentences = []

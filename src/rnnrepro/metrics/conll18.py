@@ -7,11 +7,21 @@ to Universal Dependencies", Sec. 5; the official script ``conll18_ud_eval.py``, 
   token line (ID ``3-4``) contributes nothing but the character span of the words it holds;
   empty nodes (ID ``5.1``) are skipped. Punctuation counts like any other word.
 - **Alignment.** The text of a file is the concatenation of its token FORMs with Unicode space
-  characters (category Zs) removed; gold and system texts must be identical. Each token is a
-  character span of that text. A word outside multiword tokens is aligned with the system
-  word that has the same span. Words inside a *multiword span* (the smallest span that holds
-  whole multiword tokens of either file) are aligned by the longest common subsequence of
-  their lower-cased FORMs.
+  characters (category Zs: the ASCII space, no-break space U+00A0, thin space U+2009, ...)
+  removed; gold and system texts must be identical. Each token is a character span of that
+  text. A word outside multiword tokens is aligned with the system word that has the same
+  span. Words inside a *multiword span* (the smallest span that holds whole multiword tokens
+  of either file) are aligned by the longest common subsequence of their lower-cased FORMs.
+- **Spaces inside FORMs.** Some treebanks have FORMs with a space, e.g. French GSD writes
+  numbers as ``2 001``. The script removes the Zs characters from the FORM column of every
+  token line as it reads it (``"".join(filter(lambda c: unicodedata.category(c) != "Zs",
+  ...))``; not ``"".join(form.split())``, which would also remove U+0085 or U+2028), before
+  it builds the spans. So ``1 000`` in one file and ``1000`` in the other are the same token
+  and align. The stripped FORM is also the FORM that a word outside multiword tokens brings
+  to the LCS of a multiword span; the words *of* a multiword token are read from their own lines, which
+  are not stripped, so they enter the LCS with their FORMs as written. A system word ``1 000``
+  thus matches a gold multiword-token word ``1000``, but not ``1 000``. A multiword token is
+  any line with a range ID, even a one-word range like ``3-3``.
 - **Attachment.** An aligned gold word w is UAS-correct when the system's head of w is aligned
   with the gold head of w (root counts as a head); it is LAS-correct when moreover the
   universal part of its DEPREL, the part before ``:``, is the same: ``nmod:poss`` and ``nmod``
@@ -102,20 +112,24 @@ _NOT_ALIGNED = -2  # a system head word with no gold counterpart
 class _Word:
     start: int  # character span of the word's token (the whole token for multiword tokens)
     end: int
-    form: str
+    form: str  # as the script compares it in the LCS: Zs removed unless is_multiword
     is_multiword: bool
     head: int | None  # index of the head word in the file's word list, _ROOT or _UNUSABLE
     relation: str | None  # universal part of DEPREL
 
 
 def _without_spaces(form: str) -> str:
+    """``form`` without Unicode space characters (category Zs), as the script reads a FORM."""
     return "".join(c for c in form if unicodedata.category(c) != "Zs")
 
 
 def _words_and_text(sentences: Sequence[ParsedSentence], side: str) -> tuple[list[_Word], str]:
     """All words of a file with their character spans, and the file's text (the spans' reference).
 
-    ``side`` is "gold" or "system": only a system may have unusable heads.
+    ``side`` is "gold" or "system": only a system may have unusable heads. As in the script,
+    a token's span is measured on its FORM without Zs characters, and a word outside multiword
+    tokens keeps that stripped FORM for the LCS, while the words of a multiword token keep
+    their FORMs as written (see the module docstring).
     """
     words: list[_Word] = []
     text: list[str] = []
@@ -126,7 +140,11 @@ def _words_and_text(sentences: Sequence[ParsedSentence], side: str) -> tuple[lis
         multiword = {first: (last, form) for first, last, form in sentence.multiword_tokens}
         word_id = 1
         while word_id <= n:
+            is_multiword = word_id in multiword
             last, token_form = multiword.get(word_id, (word_id, sentence.forms[word_id - 1]))
+            if not word_id <= last <= n:  # a range like 3-2 would otherwise loop for ever
+                raise ValueError(f"multiword token {word_id}-{last} {token_form!r} does not fit a sentence "
+                                 f"of {n} words")
             token_form = _without_spaces(token_form)
             if not token_form:
                 raise ValueError(f"empty FORM in a sentence starting with {sentence.forms[:5]}")
@@ -141,7 +159,8 @@ def _words_and_text(sentences: Sequence[ParsedSentence], side: str) -> tuple[lis
                     head_index = _UNUSABLE
                 else:
                     head_index = _ROOT if head == 0 else first_word + head - 1
-                words.append(_Word(start, position, sentence.forms[k - 1], last > word_id, head_index,
+                form = sentence.forms[k - 1] if is_multiword else token_form
+                words.append(_Word(start, position, form, is_multiword, head_index,
                                    universal_relation(sentence.deprels[k - 1])))
             word_id = last + 1
     return words, "".join(text)
@@ -253,7 +272,11 @@ def evaluate_files(gold_path: str | Path, system_path: str | Path) -> Attachment
 # -- files ----------------------------------------------------------------------------------------
 def read_conllu_sentences(path: str | Path) -> list[ParsedSentence]:
     """Read a CoNLL-U file as the script does: comments skipped, empty nodes skipped,
-    multiword tokens kept as (first, last, FORM); a malformed line raises ValueError naming it."""
+    multiword tokens kept as (first, last, FORM); a malformed line raises ValueError naming it.
+
+    FORMs are kept as written (with any spaces); :func:`attachment_scores` removes spaces where
+    the script does. A multiword-token ID must be a range that starts at the next word and does
+    not end before it starts or beyond the sentence."""
     sentences: list[ParsedSentence] = []
     current: ParsedSentence | None = None
 
@@ -265,6 +288,10 @@ def read_conllu_sentences(path: str | Path) -> list[ParsedSentence]:
             if bad:
                 raise ValueError(f"{path}: sentence ending at line {line_no}: HEAD {bad[0]} points outside "
                                  f"the sentence of {n} words")
+            beyond = [(first, last) for first, last, _ in current.multiword_tokens if last > n]
+            if beyond:
+                raise ValueError(f"{path}: sentence ending at line {line_no}: multiword token "
+                                 f"{beyond[0][0]}-{beyond[0][1]} ends beyond the sentence of {n} words")
             sentences.append(current)
         current = None
 
@@ -286,7 +313,11 @@ def read_conllu_sentences(path: str | Path) -> list[ParsedSentence]:
             if "." in word_id:
                 continue
             if "-" in word_id:
-                first, last = word_id.split("-")
+                first, _, last = word_id.partition("-")
+                expected = len(current.forms) + 1
+                if not (first.isdigit() and last.isdigit() and int(first) == expected <= int(last)):
+                    raise ValueError(f"{path}, line {line_no}: multiword-token ID {word_id!r}, expected a range "
+                                     f"{expected}-N with N >= {expected}")
                 current.multiword_tokens.append((int(first), int(last), form))
                 continue
             if not word_id.isdigit() or int(word_id) != len(current.forms) + 1:
