@@ -32,15 +32,18 @@ def toy_corpus(tmp_path, corpus: str = "ptb_word") -> str:
 
 
 class Constant(torch.nn.Module):
-    """Predicts the same logits at every position whatever the input."""
+    """Predicts the same logits at every position whatever the input (and carries no real state)."""
+
+    carries_state = True
 
     def __init__(self, logits: torch.Tensor):
         super().__init__()
         self.logits = logits
 
-    def forward(self, batch):
+    def forward(self, batch, state=None, return_state=False):
         steps, size = batch.inputs.shape
-        return self.logits.expand(steps, size, -1)
+        output = self.logits.expand(steps, size, -1)
+        return (output, torch.zeros(size)) if return_state else output
 
 
 # -- preparation -----------------------------------------------------------------------------
@@ -110,9 +113,9 @@ def test_max_train_tokens_truncates_training_but_not_the_vocabulary(tmp_path):
 
 
 # -- metrics ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("mode", ["stream", "sentence"])
-def test_a_uniform_model_has_perplexity_equal_to_the_vocabulary_size(tmp_path, mode):
-    task = build_task("lm", data=toy_corpus(tmp_path), mode=mode, bptt=3)
+@pytest.mark.parametrize("mode, stateful", [("stream", False), ("stream", True), ("sentence", False)])
+def test_a_uniform_model_has_perplexity_equal_to_the_vocabulary_size(tmp_path, mode, stateful):
+    task = build_task("lm", data=toy_corpus(tmp_path), mode=mode, bptt=3, stateful=stateful)
     metrics = task.evaluate(Constant(torch.zeros(task.vocabulary_size)), "test", 2, CPU)
     assert metrics["test_perplexity"] == pytest.approx(task.vocabulary_size)
     assert metrics["test_nll"] == pytest.approx(math.log(5))
@@ -120,9 +123,11 @@ def test_a_uniform_model_has_perplexity_equal_to_the_vocabulary_size(tmp_path, m
         assert metrics["test_sentence_nll"] == pytest.approx(math.log(5) * 15 / 4)
 
 
-def test_perplexity_is_token_weighted_not_a_mean_over_batches(tmp_path):
-    """bptt 4 over 15 tokens: windows of 4, 4, 4, 2 targets; batches of 3 windows and of 1."""
-    task = build_task("lm", data=toy_corpus(tmp_path), bptt=4)
+@pytest.mark.parametrize("stateful", [False, True])
+def test_perplexity_is_token_weighted_not_a_mean_over_batches(tmp_path, stateful):
+    """bptt 4 over 15 tokens: windows of 4, 4, 4, 2 targets; batches of 3 windows and of 1
+    (stateful: 3 pieces of 5, 5, 4 targets, in batches of 4 and 1 steps)."""
+    task = build_task("lm", data=toy_corpus(tmp_path), bptt=4, stateful=stateful)
     logits = torch.tensor([2.0, 0.0, -1.0, 1.0, 0.5])
     metrics = task.evaluate(Constant(logits), "dev", 3, CPU)
 
@@ -130,16 +135,16 @@ def test_perplexity_is_token_weighted_not_a_mean_over_batches(tmp_path):
     token_nll = [-float(log_probs[i - 1]) for i in task.streams["dev"][1:]]
     assert metrics["dev_nll"] == pytest.approx(sum(token_nll) / len(token_nll))
     assert metrics["dev_perplexity"] == pytest.approx(math.exp(sum(token_nll) / len(token_nll)))
-    batch_means = [sum(token_nll[:12]) / 12, sum(token_nll[12:]) / 2]
-    assert abs(metrics["dev_nll"] - sum(batch_means) / 2) > 0.05
+    if not stateful:
+        batch_means = [sum(token_nll[:12]) / 12, sum(token_nll[12:]) / 2]
+        assert abs(metrics["dev_nll"] - sum(batch_means) / 2) > 0.05
 
 
 def test_a_basic_lm_trains_and_samples(tmp_path):
     """The registered token-level models fit the task: a short training run, then sampling."""
     from rnnrepro.train import train_run
 
-    run = {"study": "test", "run": "lm", "scale": "ci", "seed": 1, "labels": {}, "artifacts": [],
-           "task": {"name": "lm", "corpus": "ptb_word", "bptt": 5},
+    run = {"seed": 1, "task": {"name": "lm", "corpus": "ptb_word", "bptt": 5},
            "model": {"name": "basic", "hidden_size": 8, "embedding_size": 4}, "cell": {"name": "gru"},
            "train": {"epochs": 3, "batch_size": 2, "optimizer": "adam", "lr": 0.05}}
     data = toy_corpus(tmp_path)
@@ -150,6 +155,19 @@ def test_a_basic_lm_trains_and_samples(tmp_path):
     sample = task.sample(model, 6, torch.Generator().manual_seed(0), prompt=["a", "b"])
     assert len(sample) == 6 and set(sample) <= set(task.vocab.itos[1:])
     assert sample == task.sample(model, 6, torch.Generator().manual_seed(0), prompt=["a", "b"])
+
+
+def test_a_stateful_lm_trains(tmp_path):
+    """Stateful truncated BPTT with the stacked model, dropout and Zaremba's initialisation."""
+    from rnnrepro.train import train_run
+
+    run = {"seed": 1, "task": {"name": "lm", "corpus": "ptb_word", "bptt": 3, "stateful": True},
+           "model": {"name": "stacked", "layers": 2, "hidden_size": 8, "embedding_size": 4, "dropout": 0.1,
+                     "init_range": 0.1},
+           "cell": {"name": "lstm"},
+           "train": {"epochs": 15, "batch_size": 2, "optimizer": "adam", "lr": 0.05, "eval_batch_size": 1}}
+    metrics = train_run(run, tmp_path / "run", data=toy_corpus(tmp_path))
+    assert metrics["test_perplexity"] < 4  # better than uniform over the 5 tokens
 
 
 def test_a_brnn_language_model_sees_the_token_it_predicts(tmp_path):

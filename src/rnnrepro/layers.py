@@ -97,19 +97,24 @@ class Stacked(nn.Module):
         h_t^(1) = cell_1(x_t, h_{t-1}^(1)),   h_t^(i) = cell_i(h_t^(i-1), h_{t-1}^(i)),  i = 2..k
 
     Each layer is a :class:`Recurrent` or, for a stacked BiRNN, a :class:`Bidirectional`
-    whose concatenated outputs [h_t^f ; h_t^b] feed the next layer.
+    whose concatenated outputs [h_t^f ; h_t^b] feed the next layer. ``dropout`` p: layer i
+    reads D(h_t^(i-1)), dropout between layers (Zaremba et al. 2014; not on the first
+    layer's input nor on the top layer's output, which the model handles).
     """
 
-    def __init__(self, layers: list[nn.Module]):
+    def __init__(self, layers: list[nn.Module], dropout: float = 0.0):
         super().__init__()
         if not layers:
             raise ValueError("a stacked network needs at least one layer")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.layers = nn.ModuleList(layers)
         self.output_size = layers[-1].output_size
+        self.dropout = nn.Dropout(dropout) if dropout > 0 else None
 
     @classmethod
     def build(cls, make_cell, input_size: int, hidden_size: int, layers: int,
-              bidirectional: bool = False) -> Stacked:
+              bidirectional: bool = False, dropout: float = 0.0) -> Stacked:
         """``layers`` layers of cells ``make_cell(input_size, hidden_size)`` (two per layer if bidirectional)."""
         if layers < 1:
             raise ValueError(f"a stacked network needs layers >= 1, got {layers}")
@@ -121,7 +126,7 @@ class Stacked(nn.Module):
             else:
                 built.append(Recurrent(make_cell(size, hidden_size)))
             size = built[-1].output_size
-        return cls(built)
+        return cls(built, dropout)
 
     @property
     def bidirectional(self) -> bool:
@@ -133,11 +138,21 @@ class Stacked(nn.Module):
             raise ValueError("a bidirectional stack has two cells per layer")
         return [layer.cell for layer in self.layers]
 
-    def forward(self, x: Tensor, lengths: Tensor | None = None) -> tuple[Tensor, list]:
-        """(T, B, input) -> top layer's outputs (T, B, output_size), final state of every layer."""
+    def forward(self, x: Tensor, lengths: Tensor | None = None,
+                initial: list[State] | None = None) -> tuple[Tensor, list]:
+        """(T, B, input) -> top layer's outputs (T, B, output_size), final state of every layer.
+
+        ``initial``: each layer's starting state (one-directional stacks only); None: zero states."""
+        if initial is not None and self.bidirectional:
+            raise ValueError("a bidirectional stack cannot start from given states")
         states = []
-        for layer in self.layers:
-            x, state = layer(x, lengths)
+        for i, layer in enumerate(self.layers):
+            if i > 0 and self.dropout is not None:
+                x = self.dropout(x)
+            if initial is None:
+                x, state = layer(x, lengths)
+            else:
+                x, state = layer(x, lengths, initial[i])
             states.append(state)
         return x, states
 

@@ -15,6 +15,7 @@ import copy
 import torch
 from torch import Tensor, nn
 
+from ..cells import State
 from ..layers import (
     FlattenedRecurrent,
     delay_inputs,
@@ -38,22 +39,35 @@ class DelayedRNN(BasicRNN):
 
     with L each sequence's own length. Sequence-level tasks read the state after step L + d.
     The parameters are laid out as in the basic RNN (``encoder``, ``rnn``, ``head``), and with
-    ``delay = 0`` the model is the basic RNN exactly.
+    ``delay = 0`` the model is the basic RNN exactly, carried state included. ``dropout`` and
+    the initialisation settings are the basic RNN's (dropout on x_s before the zero padding
+    and on h_{t+d} before the head).
     """
 
     def __init__(self, io: TaskIO, cell: str, cell_params: dict | None = None,
-                 hidden_size: int = 128, embedding_size: int = 128, delay: int = 0):
+                 hidden_size: int = 128, embedding_size: int = 128, delay: int = 0,
+                 dropout: float = 0.0, init_range: float | None = None,
+                 embedding_init: float | None = None, output_init: float | None = None):
         if delay < 0:
             raise ValueError(f"delay must be >= 0, got {delay}")
-        super().__init__(io, cell, cell_params, hidden_size, embedding_size)
+        super().__init__(io, cell, cell_params, hidden_size, embedding_size, dropout=dropout,
+                         init_range=init_range, embedding_init=embedding_init, output_init=output_init)
         self.delay = delay
+        self.carries_state = delay == 0
+        if delay:
+            self.state_obstacle = (f"its delay of {delay} pads every batch with zero inputs, which a state "
+                                   f"carried into the next batch would have read")
 
-    def forward(self, batch: Batch) -> Tensor:
-        x, lengths = delay_inputs(self.encoder(batch.inputs), batch.lengths, self.delay)
-        out, state = self.rnn(x, lengths)
+    def forward(self, batch: Batch, state: State | None = None, return_state: bool = False):
+        if self.delay == 0:
+            return super().forward(batch, state, return_state)
+        if state is not None or return_state:
+            raise TypeError(f"{type(self).__name__} cannot carry state: {self.state_obstacle}")
+        x, lengths = delay_inputs(self.dropout(self.encoder(batch.inputs)), batch.lengths, self.delay)
+        out, final = self.rnn(x, lengths)
         if self.io.level == "sequence":
-            return self.head(state[0])
-        return self.head(read_delayed(out, self.delay))
+            return self.head(self.dropout(final[0]))
+        return self.head(self.dropout(read_delayed(out, self.delay)))
 
 
 @MODELS.register("flattened")
@@ -76,6 +90,10 @@ class FlattenedRNN(nn.Module):
     ``initialised_from_stack`` says which happened. :meth:`from_stacked` flattens a given
     stacked model (and raises NotImplementedError for those cells).
     """
+
+    carries_state = False
+    state_obstacle = ("its delay of k - 1 steps pads every batch with zero inputs, which a state "
+                      "carried into the next batch would have read")
 
     def __init__(self, io: TaskIO, cell: str, cell_params: dict | None = None,
                  hidden_size: int = 128, embedding_size: int = 128, layers: int = 2):

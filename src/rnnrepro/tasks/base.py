@@ -2,11 +2,26 @@
 
 A task owns its data (loaded from a prepared file or generated from a seed), turns it into
 padded time-major batches, and knows its loss and metrics. Models see only :class:`TaskIO`.
+
+Carried state (stateful truncated BPTT). A task whose ``stateful`` is true gives batches
+that continue one another: column b of batch k+1 is the continuation of column b of batch k.
+The training loop then runs the model from the state batch k ended in (detached, so
+gradients stop at the batch boundary), and resets it to zero at the start of every epoch.
+A model that can do this has ``carries_state = True`` and accepts
+``model(batch, state, return_state=True) -> (output, final state)`` (``state`` None: the
+zero state); :func:`forward_with_state` is the one entry point, which explains why a model
+cannot. The state is whatever the model returns (a tensor, or tuples and lists of tensors).
+
+Direction of the dev metric. Early stopping and model selection need to know whether a
+larger dev metric is better: :meth:`Task.dev_goal_of` gives ``"max"`` or ``"min"``, from the
+task's ``dev_goal`` when it sets one (next to its ``dev_metric``), else from the metric's
+name (:data:`METRIC_GOALS`: accuracy, BLEU, UAS, LAS higher is better; MSE, NLL,
+perplexity, loss lower).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Literal, Union
+from typing import Any, Iterator, Literal, Union
 
 import torch
 from torch import Tensor, nn
@@ -70,12 +85,41 @@ def main_output(output: ModelOutput) -> Tensor:
     return output.main if isinstance(output, Predictions) else output
 
 
+#: Whether a larger (``"max"``) or a smaller (``"min"``) value of a metric is better, by the
+#: last ``_``-separated part of its name (``dev_perplexity`` -> ``perplexity``).
+METRIC_GOALS: dict[str, Literal["min", "max"]] = {
+    "accuracy": "max", "bleu": "max", "uas": "max", "las": "max", "f1": "max",
+    "mse": "min", "nll": "min", "perplexity": "min", "loss": "min", "error": "min",
+}
+
+#: A model's recurrent state carried from one batch to the next: a tensor, or tuples and
+#: lists of them (e.g. ``(h, c)`` of an LSTM layer, a list of those for a stack).
+CarriedState = Any
+
+
 class Task:
     """Base class. Subclasses set ``io`` and implement the methods below."""
 
     io: TaskIO
     #: metric whose value on the dev split is logged on the training curve every epoch
     dev_metric: str
+    #: "max" or "min": which way ``dev_metric`` improves; None: read from METRIC_GOALS by its name
+    dev_goal: Literal["min", "max"] | None = None
+    #: whether consecutive batches continue one another, the model's state being carried
+    #: from each to the next (see the module docstring)
+    stateful: bool = False
+
+    @classmethod
+    def dev_goal_of(cls) -> Literal["min", "max"]:
+        """Which way the dev metric improves: ``"max"`` (higher is better) or ``"min"``."""
+        if cls.dev_goal is not None:
+            return cls.dev_goal
+        kind = cls.dev_metric.rsplit("_", 1)[-1]
+        if kind not in METRIC_GOALS:
+            raise ValueError(f"task {cls.__name__}: no direction known for its dev metric {cls.dev_metric!r}; "
+                             f"set dev_goal = 'min' or 'max' beside dev_metric (known kinds: "
+                             f"{', '.join(sorted(METRIC_GOALS))})")
+        return METRIC_GOALS[kind]
 
     @classmethod
     def dataset(cls, **params) -> str | None:
@@ -99,6 +143,52 @@ class Task:
     def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
         """Metrics of ``model`` on ``split``, named ``<split>_<metric>``."""
         raise NotImplementedError
+
+
+# -- carried state -------------------------------------------------------------------------
+def state_obstacle(model: nn.Module) -> str | None:
+    """Why ``model`` cannot carry a recurrent state from one batch to the next, or None if it can."""
+    if getattr(model, "carries_state", False):
+        return None
+    reason = getattr(model, "state_obstacle", None) or (
+        "it does not implement forward(batch, state, return_state=True); the basic and "
+        "one-directional stacked models do")
+    return f"model {type(model).__name__} cannot carry its recurrent state across batches: {reason}"
+
+
+def forward_with_state(model: nn.Module, batch: Batch,
+                       state: CarriedState | None) -> tuple[ModelOutput, CarriedState]:
+    """The model's output on ``batch`` read from ``state`` (None: the zero state), and the
+    state after each column's last real step; a TypeError says why a model cannot."""
+    obstacle = state_obstacle(model)
+    if obstacle is not None:
+        raise TypeError(obstacle)
+    return model(batch, state, return_state=True)
+
+
+def detach_state(state: CarriedState | None) -> CarriedState | None:
+    """The state cut from the graph that made it (truncated BPTT: gradients stop here)."""
+    if state is None:
+        return None
+    if isinstance(state, Tensor):
+        return state.detach()
+    return _rebuild(state, [detach_state(part) for part in state])
+
+
+def move_state(state: CarriedState | None, device: torch.device | str) -> CarriedState | None:
+    """The state on ``device`` (after loading a checkpoint onto the CPU)."""
+    if state is None:
+        return None
+    if isinstance(state, Tensor):
+        return state.to(device)
+    return _rebuild(state, [move_state(part, device) for part in state])
+
+
+def _rebuild(container: tuple | list, parts: list) -> tuple | list:
+    """A container of the same kind (list, tuple, named tuple) holding ``parts``."""
+    if isinstance(container, list):
+        return parts
+    return type(container)(*parts) if hasattr(container, "_fields") else tuple(parts)
 
 
 def shuffled_buckets(lengths: list[int], batch_size: int, generator: torch.Generator | None,

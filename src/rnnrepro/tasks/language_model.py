@@ -21,11 +21,27 @@ Two ways to cut a corpus into sequences (``mode``):
 
 - ``"stream"`` (Zaremba et al. 2014, the wsum paper's PTB setting): the split is one token
   stream, cut into windows of ``bptt`` predicted tokens (truncated back-propagation through
-  time). Each window starts from a zero state: the model contract has no state carried
-  between batches, so unlike Zaremba's implementation the state is not passed from one
-  window to the next. ``context`` > 0 approximates it: every window is preceded by up to
-  ``context`` earlier tokens that the model reads but that are not scored. Every token but
-  the first of the stream is scored exactly once.
+  time). Every token but the first of the stream is scored exactly once. Two layouts:
+
+  * ``stateful=False`` (the default): the windows are shuffled into batches and each starts
+    from a zero state. ``context`` > 0 approximates the missing history: every window is
+    preceded by up to ``context`` earlier tokens that the model reads but that are not scored.
+  * ``stateful=True`` (Zaremba's implementation; pytorch/examples word_language_model): the
+    stream of N tokens is cut into B = ``batch_size`` contiguous pieces ("batchify"), piece
+    b = 0..B-1 reading w_{s_b} .. w_{e_b - 1} and predicting w_{s_b + 1} .. w_{e_b}, with s_0 = 1,
+    s_{b+1} = e_b, e_{B-1} = N and the N - 1 predictions shared as evenly as possible (the first
+    (N - 1) mod B pieces one longer; pytorch/examples instead drops the tail and leaves each
+    piece's first token unscored). Batch k holds positions k·bptt .. (k+1)·bptt - 1 of every
+    piece, the batches come in this order every epoch, and the model's state is carried from
+    batch k to batch k + 1 (detached; see :mod:`rnnrepro.tasks.base`), starting from zero
+    at each epoch. A piece shorter than the others ends one step early in the last batch
+    (padding: the state stays at its last real step). Evaluation uses the same layout with
+    B = the training's ``eval_batch_size`` pieces of the dev or test stream, the state
+    carried across all batches: only the first token of each piece is read without history,
+    so fewer pieces means fewer cold starts (pytorch/examples evaluates with 10, the
+    TensorFlow PTB tutorial tests with 1). Needs a model that carries state (basic, stacked).
+    The position t a cell sees (ELSTM's scaling s_t, elstm eq. 24) restarts at 0 in every
+    window, as without carried state.
 - ``"sentence"`` (PRU Sec. 4.2: "each input sequence is a sequence of characters (or words) in
   one sentence"; elstm Sec. 5.1: "predict the next word given all preceding words in a
   sentence"): every line is one sequence, read as ``<eos> w_1 .. w_n`` to predict
@@ -58,7 +74,16 @@ import torch
 from torch import Tensor, nn
 
 from ..data.prepared import END_OF_LINE, load_prepared
-from .base import IGNORE_INDEX, Batch, Task, TaskIO, main_output, pad_time_major, shuffled_buckets
+from .base import (
+    IGNORE_INDEX,
+    Batch,
+    Task,
+    TaskIO,
+    forward_with_state,
+    main_output,
+    pad_time_major,
+    shuffled_buckets,
+)
 from .pos import Vocabulary
 from .registry import TASKS
 
@@ -98,11 +123,13 @@ class LanguageModel(Task):
     """Next-token prediction on PTB (word or character level) or WikiText-2."""
 
     dev_metric = "dev_perplexity"
+    dev_goal = "min"
 
     def __init__(self, data: str | Path, corpus: Literal["ptb_word", "ptb_char", "wikitext2"] = "ptb_word",
                  mode: Literal["stream", "sentence"] = "stream", bptt: int = 35, context: int = 0,
                  max_sentence_length: int | None = None,
-                 max_train_tokens: int | None = None, max_eval_tokens: int | None = None):
+                 max_train_tokens: int | None = None, max_eval_tokens: int | None = None,
+                 stateful: bool = False):
         if corpus not in CORPORA:
             raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
         if mode not in ("stream", "sentence"):
@@ -111,8 +138,13 @@ class LanguageModel(Task):
             raise ValueError(f"need bptt >= 1 and context >= 0, got bptt={bptt}, context={context}")
         if mode == "stream" and max_sentence_length is not None:
             raise ValueError("max_sentence_length applies to mode 'sentence' only")
+        if stateful and mode != "stream":
+            raise ValueError("stateful applies to mode 'stream' only (sentences do not continue one another)")
+        if stateful and context:
+            raise ValueError(f"context={context} approximates a carried state; with stateful=True the state "
+                             f"itself is carried: leave context at 0")
         prepared = load_prepared(data, expect=corpus)
-        self.mode, self.bptt, self.context = mode, bptt, context
+        self.mode, self.bptt, self.context, self.stateful = mode, bptt, context, stateful
         tokens = Vocabulary.build([prepared["train"]], specials=False).itos
         self.vocab = Vocabulary([PAD] + tokens, specials=False)
         self.io = TaskIO(output_size=len(tokens), level="token", input_vocab=len(self.vocab))
@@ -156,6 +188,34 @@ class LanguageModel(Task):
             result.append((stream[first:end], targets))
         return result
 
+    def pieces(self, split: str, count: int) -> list[tuple[int, int]]:
+        """(s_b, e_b) of the ``count`` contiguous pieces of a stream split (0-based input
+        positions: piece b reads stream[s_b:e_b] and predicts stream[s_b+1:e_b+1]); every
+        token but the first is predicted once, the first (N - 1) mod count pieces one longer."""
+        predicted = len(self.streams[split]) - 1
+        count = max(1, min(count, predicted))
+        size, longer = divmod(predicted, count)
+        bounds, start = [], 0
+        for b in range(count):
+            end = start + size + (b < longer)
+            bounds.append((start, end))
+            start = end
+        return bounds
+
+    def stateful_batches(self, split: str, batch_size: int) -> list[Batch]:
+        """Batch k: positions k·bptt .. (k+1)·bptt - 1 of each of ``batch_size`` pieces, in order."""
+        stream = self.streams[split]
+        pieces = self.pieces(split, batch_size)
+        longest = max(end - start for start, end in pieces)
+        result = []
+        for offset in range(0, longest, self.bptt):
+            spans = [(min(start + offset, end), min(start + offset + self.bptt, end)) for start, end in pieces]
+            result.append(Batch(inputs=pad_time_major([stream[lo:hi] for lo, hi in spans], 0),
+                                lengths=torch.tensor([hi - lo for lo, hi in spans]),
+                                targets=pad_time_major([[i - 1 for i in stream[lo + 1:hi + 1]] for lo, hi in spans],
+                                                       IGNORE_INDEX)))
+        return result
+
     def sequences(self, split: str) -> list[tuple[list[int], list[int]]]:
         """(input ids, target classes) of every sequence of the split."""
         if self.mode == "stream":
@@ -163,8 +223,12 @@ class LanguageModel(Task):
         return [([self.eos] + line, [i - 1 for i in line + [self.eos]]) for line in self.sentences[split]]
 
     def batches(self, split: str, batch_size: int, generator: torch.Generator | None = None) -> list[Batch]:
-        """Windows (stream mode; shuffled when ``generator`` is given, else in order) or
-        sentences bucketed by length (sentence mode), targets padded with IGNORE_INDEX."""
+        """Windows (stream mode; shuffled when ``generator`` is given, else in order), the
+        consecutive windows of ``batch_size`` parallel pieces (stateful; the same order every
+        epoch, ``generator`` unused), or sentences bucketed by length (sentence mode); targets
+        padded with IGNORE_INDEX."""
+        if self.stateful:
+            return self.stateful_batches(split, batch_size)
         sequences = self.sequences(split)
         if self.mode == "stream":
             order = (torch.randperm(len(sequences), generator=generator).tolist() if generator is not None
@@ -185,12 +249,18 @@ class LanguageModel(Task):
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
         """``<split>_nll`` and ``<split>_perplexity``, token-weighted over the whole split
-        (plus ``<split>_sentence_nll`` in sentence mode)."""
+        (plus ``<split>_sentence_nll`` in sentence mode). Stateful: ``batch_size`` pieces, the
+        state carried across the split's batches from a zero state."""
         total_nll = 0.0
         tokens = 0
+        state = None
         for batch in self.batches(split, batch_size):
             batch = batch.to(device)
-            output = main_output(model(batch)).float()
+            if self.stateful:
+                output, state = forward_with_state(model, batch, state)
+            else:
+                output = model(batch)
+            output = main_output(output).float()
             total_nll += float(nn.functional.cross_entropy(output.flatten(0, 1), batch.targets.flatten(),
                                                            ignore_index=IGNORE_INDEX, reduction="sum"))
             tokens += int((batch.targets != IGNORE_INDEX).sum())
