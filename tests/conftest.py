@@ -32,12 +32,20 @@ def repo() -> Path:
     return REPO
 
 
+def require(path: Path | None, what: str) -> Path:
+    """``path`` when it exists; else skip the test, or, under CI (``CI`` set), fail it: CI has
+    ``../shared`` beside the repository, so a missing folder there is a broken set-up."""
+    if path is not None and Path(path).exists():
+        return Path(path)
+    message = f"{what} not found ({path})"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}: CI must provide it", pytrace=False)
+    pytest.skip(message)
+
+
 @pytest.fixture(scope="session")
 def mirror() -> Path:
-    path = find_mirror()
-    if path is None:
-        pytest.skip("no data mirror: set RNNREPRO_DATA_MIRROR or put the mirror at ../shared/data")
-    return path
+    return require(find_mirror(), "data mirror (RNNREPRO_DATA_MIRROR or ../shared/data)")
 
 
 BIN = Path(sys.executable).parent

@@ -25,8 +25,21 @@ def test_identity_changes_with_training_code_only(tmp_path):
     package = copy_of_package(tmp_path)
     before = training_code_identity(package)
     assert training_code_identity(package) == before  # stable
-    (package / "report.py").write_text((package / "report.py").read_text() + "\n# a report edit\n")
+    report = package / "report" / "render.py"
+    report.write_text(report.read_text() + "\n# a report edit\n")
     assert training_code_identity(package) == before
     cell = package / "cells" / "lstm.py"
     cell.write_text(cell.read_text() + "\n# a cell edit\n")
     assert training_code_identity(package) != before
+
+
+def test_dvc_train_stage_depends_on_exactly_the_training_code(repo):
+    """dvc.yaml's train deps under src/ are the files of the training-code identity, so DVC and
+    Snakemake rerun training for the same code changes."""
+    import yaml
+
+    from rnnrepro.code_identity import TRAINING_CODE
+
+    stages = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
+    code = {dep for dep in stages["train"]["deps"] if dep.startswith("src/")}
+    assert code == {f"src/rnnrepro/{name}" for name in TRAINING_CODE}

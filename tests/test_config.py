@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from rnnrepro.config_check import ConfigError
-from rnnrepro.studies import deep_merge, load_workflow_config
+from rnnrepro.studies import deep_merge, load_workflow_config, run_folder, run_identity
 
 
 @pytest.fixture
@@ -85,7 +85,8 @@ def load_tiny(tmp_path, study, paths, scale="ci"):
     (lambda s: s["defaults"]["train"].update(epochs=1.5), "defaults.train.epochs: 1.5 is not of type 'integer'"),
     (lambda s: s["artifacts"]["a"]["grid"].update(hidden=[1]), "grid key 'hidden' is not task, model, cell, seed or a dotted"),
     (lambda s: s["scales"]["ci"]["artifacts"].update(zz={}), "scales.ci.artifacts: unknown artifact zz; known: a, b"),
-    (lambda s: s["artifacts"]["b"]["task"].update(T=6), "run task~adding/model~basic/cell~lstm/seed~1 is asked for by artifacts ['a'] and 'b' with different settings"),
+    (lambda s: s["artifacts"]["a"].update(grids={"x": {"cell": ["gru"]}}), "artifacts.a: give either grid or grids, not both"),
+    (lambda s: s["artifacts"]["b"].update(runs_of="zz"), "artifacts.b.runs_of: 'zz' is not an artifact with runs"),
 ])
 def test_bad_study_names_the_problem(tmp_path, paths, edit, message):
     study = tiny_study()
@@ -96,28 +97,70 @@ def test_bad_study_names_the_problem(tmp_path, paths, edit, message):
     assert "tiny.yaml" in str(error.value)
 
 
+def folders(study, artifact):
+    return {use.folder: use.labels for use in study.artifacts[artifact].runs}
+
+
 def test_grid_expansion_scale_merge_and_shared_runs(tmp_path, paths):
     study = load_tiny(tmp_path, tiny_study(), paths, scale="ci")
-    assert sorted(study.runs) == [
-        "task~adding/model~basic/cell~gru/seed~3",
-        "task~adding/model~basic/cell~lstm/seed~1",
-        "task~adding/model~basic/cell~lstm/seed~3",
-    ]
-    shared = study.runs["task~adding/model~basic/cell~lstm/seed~1"]
-    assert shared["artifacts"] == ["b"]
+    a, b = folders(study, "a"), folders(study, "b")
+    assert len(a) == 2 and len(b) == 1 and set(study.runs) == set(a) | set(b)
+    assert sorted(labels["cell"] + str(labels["seed"]) for labels in a.values()) == ["gru3", "lstm3"]
     assert all(run["train"]["epochs"] == 1 for run in study.runs.values())
     mini = load_tiny(tmp_path, tiny_study(), paths, scale="mini")
-    assert mini.runs["task~adding/model~basic/cell~lstm/seed~1"]["artifacts"] == ["a", "b"]
-    assert mini.runs["task~adding/model~basic/cell~lstm/seed~1"]["train"]["epochs"] == 3
+    shared = set(folders(mini, "a")) & set(folders(mini, "b"))
+    assert len(shared) == 1 and len(mini.runs) == 4  # a: 2 cells x 2 seeds; b's run is a's lstm seed 1
+    assert mini.runs[shared.pop()]["train"]["epochs"] == 3
 
 
-def test_extra_grid_axes_name_the_folder_and_labels(tmp_path, paths):
+def test_a_run_is_named_and_keyed_by_what_decides_its_numbers(tmp_path, paths):
+    """Folder and identity hold task, model, cell, train and seed: not the study, the artifact,
+    the labels or the scale; equal settings share a folder, any other setting gets another."""
+    study = load_tiny(tmp_path, tiny_study(), paths, scale="mini")
+    (folder, identity), = [(f, i) for f, i in study.runs.items() if i["cell"]["name"] == "lstm" and i["seed"] == 1]
+    assert set(identity) == {"task", "model", "cell", "train", "seed"}
+    assert identity == run_identity({"task": {"name": "adding", "T": 5}, "model": {"name": "basic"},
+                                     "cell": {"name": "lstm"}, "train": {"epochs": 3}}, 1)
+    assert folder == run_folder(identity)
+    assert folder.startswith("task~adding/model~basic/cell~lstm/cfg~") and folder.endswith("/seed~1")
+    other = run_identity({**identity, "train": {"epochs": 4}}, 1)
+    assert run_folder(other) != folder and run_folder(other).rsplit("/", 2)[0] == folder.rsplit("/", 2)[0]
+    assert run_folder(run_identity(identity, 2)).rsplit("/", 1)[0] == folder.rsplit("/", 1)[0]  # seeds are siblings
+
+
+def test_extra_grid_axes_become_labels_not_folders(tmp_path, paths):
     raw = tiny_study()
     raw["artifacts"]["a"]["grid"]["task.T"] = [5, 9]
     study = load_tiny(tmp_path, raw, paths, scale="paper")
-    run = study.runs["task~adding/model~basic/cell~gru/T~9/seed~2"]
-    assert run["task"]["T"] == 9
-    assert run["labels"] == {"study": "tiny", "task": "adding", "model": "basic", "cell": "gru", "T": 9, "seed": 2}
+    runs = {(labels["cell"], labels["T"], labels["seed"]): folder for folder, labels in folders(study, "a").items()}
+    folder = runs[("gru", 9, 2)]
+    assert study.runs[folder]["task"]["T"] == 9
+    assert folders(study, "a")[folder] == {"task": "adding", "model": "basic", "cell": "gru", "T": 9, "seed": 2}
+    assert "T~" not in folder
+
+
+def test_named_grids_label_their_runs_and_merge_per_scale(tmp_path, paths):
+    raw = tiny_study()
+    raw["artifacts"]["a"] = {"title": "A", "task": {"name": "adding", "T": 5}, "model": {"name": "basic"},
+                             "grids": {"small": {"cell": ["lstm"], "model.hidden_size": [4]},
+                                       "big": {"cell": ["gru"], "model.hidden_size": [8]}}}
+    raw["scales"]["ci"]["artifacts"]["a"] = {"grids": {"big": {"model.hidden_size": [16]}}}
+    study = load_tiny(tmp_path, raw, paths, scale="ci")
+    labels = sorted((l["grid"], l["cell"], l["hidden_size"]) for l in folders(study, "a").values())
+    assert labels == [("big", "gru", 16), ("small", "lstm", 4)]
+
+
+def test_runs_of_and_reads_name_other_artifacts_runs(tmp_path, paths):
+    raw = tiny_study()
+    raw["artifacts"]["curves"] = {"title": "C", "runs_of": "a"}
+    raw["artifacts"]["sizes"] = {"title": "S", "analysis": {"name": "parameter_count", "cells": ["lstm"]},
+                                 "reads": [{"artifact": "a", "where": {"cell": "gru"}}]}
+    study = load_tiny(tmp_path, raw, paths, scale="mini")
+    assert folders(study, "curves") == folders(study, "a")
+    assert [use.labels["cell"] for use in study.artifacts["sizes"].reads] == ["gru", "gru"]
+    raw["artifacts"]["sizes"]["reads"] = [{"artifact": "a", "where": {"cell": "srn"}}]
+    with pytest.raises(ConfigError, match=r"reads\[0\]: no run of artifact 'a' has the labels \{'cell': 'srn'\}"):
+        load_tiny(tmp_path, raw, paths, scale="mini")
 
 
 def test_deep_merge_replaces_lists_and_merges_mappings():

@@ -1,5 +1,5 @@
-"""Tests of the report helpers, the published CSVs and the rendering of both report notebooks."""
-
+"""The report package: published CSVs, summaries, the claim checks, and every study's report
+rendered from fake results."""
 from __future__ import annotations
 
 import json
@@ -7,367 +7,234 @@ import math
 from pathlib import Path
 
 import pandas as pd
+import papermill
 import pytest
+from fakes import fake_study
 
-from rnnrepro import report_helpers as rh
-from rnnrepro.aggregate import write_tables
-from rnnrepro.report import load_parameters, main, render_report
+from rnnrepro.report import frames, render_report
+from rnnrepro.report.formatting import format_mean_std, format_value
+from rnnrepro.report.render import main
+from rnnrepro.report.verdicts import Context, build_check
+from rnnrepro.studies import load_study, study_names, study_schema_of
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED_DIR = REPO / "reports" / "published"
-MODELS = {"basic", "brnn", "seq2seq", "seq2seq_attn", "dbrnn", "bi_att", "any"}
-CELLS = {"lstm", "gru", "elstm", "pru", "pru_plus", "lstm_plus", "any"}
-
-# Fake POS accuracies (two seeds) of the elstm study: brnn beats basic for both cells.
-POS_ACC = {
-    ("basic", "lstm"): (0.8123, 0.8143),
-    ("brnn", "lstm"): (0.9012, 0.9034),
-    ("basic", "gru"): (0.8050, 0.8070),
-    ("brnn", "gru"): (0.8850, 0.8870),
-}
-# Fake final test MSE of the pru adding task per (cell, T), two seeds.
-ADD_MSE = {
-    ("lstm", 100): (0.1500, 0.1520),
-    ("pru", 100): (0.0412, 0.0432),
-    ("pru_plus", 100): (0.0501, 0.0521),
-    ("lstm", 500): (0.1600, 0.1640),
-    ("pru", 500): (0.0900, 0.0920),
-    ("pru_plus", 500): (0.0950, 0.0970),
-}
+STUDIES = REPO / "config" / "studies"
+SCHEMA = study_schema_of(REPO / "workflow" / "schemas")
+NOTEBOOKS = sorted((REPO / "reports").glob("*.ipynb"))
 
 
-def write_run(root: Path, labels: dict, artifacts: list[str], metrics: dict, curve: list[tuple]) -> Path:
-    """Create one fake run folder following the pipeline's interface."""
-    run_dir = root / "runs" / labels["study"] / Path(*[f"{k}~{v}" for k, v in labels.items() if k != "study"])
-    run_dir.mkdir(parents=True)
-    (run_dir / "config.json").write_text(
-        json.dumps({"labels": labels, "artifacts": artifacts, "scale": "ci"})
-    )
-    (run_dir / "metrics.json").write_text(json.dumps(metrics))
-    rows = ["step\tepoch\tmetric\tvalue"] + ["\t".join(map(str, r)) for r in curve]
-    (run_dir / "curve.tsv").write_text("\n".join(rows) + "\n")
-    return run_dir
+def published(study: str, artifact: str) -> pd.DataFrame:
+    return frames.published_summary(frames.load_published(PUBLISHED_DIR, study), artifact)
 
 
-def elstm_runs(root: Path) -> list[Path]:
-    """Fake table7 runs (basic/brnn × lstm/gru × 2 seeds) with training-loss curves."""
-    dirs = []
-    for (model, cell), accs in POS_ACC.items():
-        for seed, acc in enumerate(accs, start=1):
-            labels = {"study": "elstm", "task": "pos", "model": model, "cell": cell, "seed": seed}
-            curve = [
-                (s, s // 20, "train_loss", round(2.0 / (1 + s / 10) + 0.01 * seed, 4))
-                for s in range(0, 60, 10)
-            ]
-            curve.append((60, 3, "dev_accuracy", acc))
-            dirs.append(
-                write_run(
-                    root,
-                    labels,
-                    ["table7"],
-                    {"test_accuracy": acc, "dev_accuracy": acc + 0.01, "params": 999},
-                    curve,
-                )
-            )
-    return dirs
-
-
-def pru_runs(root: Path) -> list[Path]:
-    """Fake fig2 runs (lstm/pru/pru_plus × T 100/500 × 2 seeds) with dev-MSE curves."""
-    dirs = []
-    for (cell, T), mses in ADD_MSE.items():
-        for seed, mse in enumerate(mses, start=1):
-            labels = {"study": "pru", "task": "adding", "model": "basic", "cell": cell, "T": T, "seed": seed}
-            curve = [(e * 10, e, "dev_mse", round(mse + 0.2 / e, 4)) for e in range(1, 5)]
-            dirs.append(write_run(root, labels, ["fig2"], {"test_mse": mse, "dev_mse": mse + 0.001}, curve))
-    return dirs
-
-
-def fake_table(
-    rows: dict[tuple[str, str], tuple[float, ...]], artifact: str = "table7", metric: str = "test_accuracy"
-) -> pd.DataFrame:
-    """A run table in long form from {(model, cell): per-seed values}."""
-    records = [
-        {
-            "study": "elstm",
-            "artifact": artifact,
-            "scale": "ci",
-            "run": f"{m}/{c}/{s}",
-            "task": "pos",
-            "model": m,
-            "cell": c,
-            "seed": s,
-            "metric": metric,
-            "value": v,
-        }
-        for (m, c), values in rows.items()
-        for s, v in enumerate(values, start=1)
-    ]
-    return pd.DataFrame(records)
-
-
-@pytest.fixture(scope="module")
-def published_elstm() -> pd.DataFrame:
-    return rh.load_published(PUBLISHED_DIR, "elstm")
+def judge(study: str, artifact: str, index: int, frame: pd.DataFrame):
+    claim = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact].claims[index]
+    rows = frames.rows_of(frames.load_published(PUBLISHED_DIR, study), artifact)
+    return build_check(claim["check"]).judge(frame, Context(rows, None))
 
 
 # ----------------------------------------------------------------------------- published CSVs
+@pytest.mark.parametrize("path", sorted(PUBLISHED_DIR.glob("*.csv")), ids=lambda p: p.name)
+def test_published_csv_has_label_columns_of_its_artifact(path):
+    table = pd.read_csv(path)
+    columns = list(table.columns)
+    assert columns[:3] == ["study", "artifact", "source"] and columns[-1] == "note", columns
+    assert columns[-3:-1] == ["value", "std"] or columns[-2] == "value", columns
+    study, artifact = table["study"].iloc[0], table["artifact"].iloc[0]
+    assert path.name == f"{study}_{artifact}.csv" and set(table["study"]) == {study}
+    spec = load_study(study, STUDIES, SCHEMA, "paper")
+    assert artifact in spec.artifacts, f"{path.name}: no artifact {artifact} in {study}.yaml"
+    labels = columns[3:columns.index("metric")]
+    runs = spec.artifacts[artifact].runs
+    if runs:  # the labels are the ones our runs carry, so ours and published meet
+        ours = {key for use in runs for key in use.labels}
+        assert set(labels) <= ours, f"{path.name}: labels {set(labels) - ours} are not labels of our runs"
+    assert not table.duplicated(labels + ["metric"]).any(), "a published value is given twice"
+    fractions = table[table["metric"].str.contains(r"_(accuracy|uas|las)$")]["value"]
+    assert fractions.between(0, 1).all(), "accuracies are fractions"
 
 
-def test_published_csvs_use_our_vocabulary() -> None:
-    files = sorted(PUBLISHED_DIR.glob("*.csv"))
-    assert {f.name for f in files} >= {
-        "elstm_table5.csv",
-        "elstm_table6.csv",
-        "elstm_table7.csv",
-        "pru_table1.csv",
-        "pru_fig2.csv",
-    }
-    for f in files:
-        pub = pd.read_csv(f)
-        assert list(pub.columns) == [
-            "study",
-            "artifact",
-            "source",
-            "task",
-            "model",
-            "cell",
-            "metric",
-            "value",
-            "note",
-        ], f
-        assert set(pub["model"]) <= MODELS and set(pub["cell"]) <= CELLS, f
-        assert not pub.duplicated(["artifact", "model", "cell", "metric"]).any(), f
-        assert f.name == f"{pub['study'].iloc[0]}_{pub['artifact'].iloc[0]}.csv"
-        fractions = pub[pub["metric"].isin(["test_accuracy", "test_uas", "test_las"])]["value"]
-        assert fractions.between(0, 1).all(), f
+def test_published_values_match_the_papers():
+    def value(study, artifact, metric, **labels):
+        rows = published(study, artifact)
+        for key, wanted in labels.items():
+            rows = rows[rows[key] == str(wanted)]
+        return rows.loc[rows["metric"] == metric, "mean"].item()
+
+    assert value("elstm", "table7", "test_accuracy", model="basic", cell="lstm") == pytest.approx(0.8730)
+    assert value("elstm", "table7", "test_accuracy", model="dbrnn", cell="lstm") == pytest.approx(0.8986)
+    assert value("elstm", "table5", "test_perplexity", model="dbrnn", cell="elstm") == pytest.approx(6.18)
+    assert value("elstm", "table6", "test_las", model="seq2seq_attn", cell="elstm") == pytest.approx(0.5260)
+    assert value("pru", "fig2", "baseline_mse") == pytest.approx(0.167)
+    assert value("pru", "table1", "test_nll", cell="pru_plus") == pytest.approx(99.79)
+    assert value("drnn", "table1", "test_accuracy", treebank="ud_en_ewt_v2.3", char_bidirectional="false",
+                 char_delay=1, word_bidirectional="false", word_delay=1) == pytest.approx(0.9457)
+    row = published("drnn", "table1")
+    assert len(row) == 31 * 3 * 2 and row["std"].notna().all()
+    assert value("drnn", "fig3", "first_delay_matching_bilstm", T=20) == 19
 
 
-def test_published_values_match_the_papers(published_elstm: pd.DataFrame) -> None:
-    assert rh.published_value(published_elstm, "table7", "test_accuracy", "basic", "lstm") == pytest.approx(
-        0.8730
-    )
-    assert rh.published_value(published_elstm, "table7", "test_accuracy", "dbrnn", "lstm") == pytest.approx(
-        0.8986
-    )
-    assert rh.published_value(
-        published_elstm, "table5", "test_perplexity", "dbrnn", "elstm"
-    ) == pytest.approx(6.18)
-    assert rh.published_value(
-        published_elstm, "table6", "test_las", "seq2seq_attn", "elstm"
-    ) == pytest.approx(0.5260)
-    assert len(published_elstm) == 15 + 32 + 15
-    pru = rh.load_published(PUBLISHED_DIR, "pru")
-    assert rh.published_value(pru, "fig2", "baseline_mse") == pytest.approx(0.167)
-    assert rh.published_value(pru, "table1", "test_nll", "basic", "pru_plus") == pytest.approx(99.79)
+# ----------------------------------------------------------------------------- formatting and frames
+def test_format_helpers():
+    assert format_mean_std(0.8730, 0.0012, 3, "test_accuracy") == "87.30 ± 0.12 % (n=3)"
+    assert format_mean_std(0.05, math.nan, 1, "test_mse") == "0.0500 (n=1)"
+    assert format_mean_std(0.9484, 0.0008, None, "test_accuracy") == "94.84 ± 0.08 %"
+    assert format_value(-0.0123, "test_accuracy", signed=True) == "-1.23 pp"
+    assert format_value(6.18, "test_perplexity") == "6.18"
+    assert format_value(3e-17, "max_abs_output_difference") == "3.00e-17"
+    assert format_value(math.nan, "test_nll") == "—"
 
 
-# ----------------------------------------------------------------------------- helpers
+def test_labels_meet_as_text():
+    assert [frames.label_text(v) for v in (5, 5.0, 0.5, True, "false", None, math.nan)] == \
+        ["5", "5", "0.5", "true", "false", "", ""]
 
 
-def test_format_helpers() -> None:
-    assert rh.format_mean_std(0.8730, 0.0012, 3, "test_accuracy") == "87.30 ± 0.12 % (n=3)"
-    assert rh.format_mean_std(0.05, math.nan, 1, "test_mse") == "0.0500 (n=1)"
-    assert rh.format_value(0.873, "test_accuracy") == "87.30 %"
-    assert rh.format_value(-0.0123, "test_accuracy", signed=True) == "-1.23 pp"
-    assert rh.format_value(6.18, "test_perplexity") == "6.18"
-    assert rh.format_value(math.nan, "test_nll") == "—"
-
-
-def test_summarise_mean_std_over_seeds() -> None:
-    summary = rh.summarise(fake_table(POS_ACC), "table7")
-    assert list(summary.columns) == ["model", "cell", "metric", "mean", "std", "n"]
-    assert list(zip(summary["model"], summary["cell"])) == [
-        ("basic", "lstm"),
-        ("basic", "gru"),
-        ("brnn", "lstm"),
-        ("brnn", "gru"),
-    ]
-    row = summary.iloc[0]
-    assert (
-        row["mean"] == pytest.approx(0.8133)
-        and row["std"] == pytest.approx(0.0014142, rel=1e-4)
-        and row["n"] == 2
-    )
-    assert rh.summarise(fake_table(POS_ACC), "table5").empty
-
-
-def test_join_with_published(published_elstm: pd.DataFrame) -> None:
-    table = fake_table({**POS_ACC, ("brnn", "pru"): (0.5,)})
-    joined = rh.join_published(rh.summarise(table, "table7"), published_elstm, "table7")
+def test_summary_over_seeds_joined_with_published():
+    rows = frames.with_text_labels(pd.DataFrame(
+        [{"artifact": "table7", "run": f"r{m}{c}{s}", "model": m, "cell": c, "seed": s, "metric": "test_accuracy",
+          "value": v} for (m, c), values in {("basic", "lstm"): (0.81, 0.83), ("brnn", "pru"): (0.5,)}.items()
+         for s, v in enumerate(values, 1)]))
+    summary = frames.summarise(frames.rows_of(rows, "table7"))
+    basic = summary[summary["model"] == "basic"].iloc[0]
+    assert (basic["mean"], basic["n"]) == (pytest.approx(0.82), 2) and basic["std"] == pytest.approx(0.01414, rel=1e-3)
+    joined = frames.join_published(summary, published("elstm", "table7"))
     assert len(joined) == 15 + 1  # every published cell of the grid, plus our run nobody published
-    basic_lstm = joined[(joined["model"] == "basic") & (joined["cell"] == "lstm")].iloc[0]
-    assert basic_lstm["published"] == pytest.approx(0.8730)
-    assert basic_lstm["difference"] == pytest.approx(0.8133 - 0.8730)
-    assert basic_lstm["source"] == "Su & Kuo, Table 7"
-    shown = rh.comparison_table(joined)
-    assert "ours: mean ± std (n seeds)" in shown.columns and "published" in shown.columns
-    first = shown.iloc[0]
-    assert first["ours: mean ± std (n seeds)"] == "81.33 ± 0.14 % (n=2)"
-    assert first["published"] == "87.30 %" and first["difference (ours − published)"] == "-5.97 pp"
-    assert (shown["ours: mean ± std (n seeds)"] == "not run").sum() == 15 - 4
-    assert shown.loc[shown["cell"] == "pru", "published"].item() == "—"
+    row = joined[(joined["model"] == "basic") & (joined["cell"] == "lstm")].iloc[0]
+    assert row["published"] == pytest.approx(0.8730) and row["difference"] == pytest.approx(0.82 - 0.8730)
+    shown = frames.comparison_table(joined)
+    assert shown.iloc[0]["ours: mean ± std (n seeds)"] == "82.00 ± 1.41 % (n=2)"
+    assert (shown["ours: mean ± std (n seeds)"] == "not run").sum() == 14
 
 
-def test_verdict_brnn_beats_basic_both_ways(published_elstm: pd.DataFrame) -> None:
-    holds = rh.check_claim("elstm", "table7", rh.summarise(fake_table(POS_ACC), "table7"), published_elstm)
-    assert holds.holds is True and holds.status == "holds"
-    assert "holds** at this scale" in holds.text("ours", "ci")
-    assert any(d.startswith("lstm: brnn 90.23 % > basic 81.33 %") for d in holds.details)
-
-    flipped = {**POS_ACC, ("brnn", "gru"): (0.70, 0.71)}
-    fails = rh.check_claim("elstm", "table7", rh.summarise(fake_table(flipped), "table7"), published_elstm)
-    assert fails.holds is False and "does not hold" in fails.text("ours", "ci")
-    assert any("gru: brnn 70.50 % not > basic" in d for d in fails.details)
-
-    only_basic = rh.summarise(fake_table({("basic", "lstm"): (0.8,)}), "table7")
-    assert rh.check_claim("elstm", "table7", only_basic, published_elstm).holds is None
-
-    published = rh.check_claim(
-        "elstm", "table7", rh.published_as_summary(published_elstm, "table7"), published_elstm
-    )
-    assert published.holds is True  # 89.55 > 87.30, 89.39 > 87.51, 89.29 > 87.44
+# ----------------------------------------------------------------------------- the fixed verdicts
+def test_elstm_pos_claims_fail_on_the_published_table():
+    """The paper's Table 7 does not support its own sentences (GRU beats ELSTM in the basic RNN;
+    the BRNN beats the DBRNN with GRU): the report must say so."""
+    table7 = published("elstm", "table7")
+    equal_or_better = judge("elstm", "table7", 0, table7)
+    assert equal_or_better.holds is False
+    assert any("basic: elstm 87.44 % not better than gru 87.51 %" in d for d in equal_or_better.details)
+    dbrnn = judge("elstm", "table7", 1, table7)
+    assert dbrnn.holds is False and any("gru: dbrnn 89.06 % not better than brnn 89.39 %" in d for d in dbrnn.details)
 
 
-def test_other_verdicts_on_published_numbers(published_elstm: pd.DataFrame) -> None:
-    for artifact in ("table5", "table6"):
-        verdict = rh.check_claim(
-            "elstm", artifact, rh.published_as_summary(published_elstm, artifact), published_elstm
-        )
-        assert verdict.holds is True, verdict
-    pru = rh.load_published(PUBLISHED_DIR, "pru")
-    assert rh.check_claim("pru", "table1", rh.published_as_summary(pru, "table1"), pru).holds is True
+def test_elstm_dp_claims_judge_uas_and_las_against_lstm_and_gru():
+    table6 = published("elstm", "table6")
+    margin = judge("elstm", "table6", 0, table6)
+    assert margin.holds is True and sum("test_las" in d for d in margin.details) == 10
+    weaker = table6.copy()
+    weaker.loc[(weaker["model"] == "dbrnn") & (weaker["cell"] == "elstm") & (weaker["metric"] == "test_las"),
+               "mean"] = 0.3800  # LAS within 2 pp of the LSTM's 39.71: not a significant margin
+    assert judge("elstm", "table6", 0, weaker).holds is False
+    assert judge("elstm", "table6", 1, table6).holds is True
 
 
-def test_threshold_verdict_and_nll_gap() -> None:
-    pru = rh.load_published(PUBLISHED_DIR, "pru")
-    table = fake_table({("basic", "pru"): (0.05, 0.06), ("basic", "lstm"): (0.10,)}, "fig2", "test_mse")
-    assert rh.check_claim("pru", "fig2", rh.summarise(table, "fig2"), pru).holds is True
-    table = fake_table({("basic", "pru"): (0.05, 0.06), ("basic", "lstm"): (0.17, 0.18)}, "fig2", "test_mse")
-    verdict = rh.check_claim("pru", "fig2", rh.summarise(table, "fig2"), pru)
-    assert verdict.holds is False and "lstm: 0.1750 ≥ 0.1670" in verdict.details
+def test_pru_adding_claims_judge_speed_per_t():
+    def summary(values):
+        return pd.DataFrame([{"cell": c, "T": str(T), "metric": "mean_dev_mse", "mean": v}
+                             for (c, T), v in values.items()])
 
-    lm = pd.concat(
-        [
-            fake_table({("basic", "pru"): (1.30,)}, "table1", "valid_nll"),
-            fake_table({("basic", "pru"): (1.25,)}, "table1", "test_nll"),
-        ]
-    )
-    gap = rh.with_nll_gap(lm)
-    assert gap.loc[gap["metric"] == "nll_gap", "value"].item() == pytest.approx(0.05)
+    faster = {("lstm", 100): 0.15, ("pru", 100): 0.08, ("pru_plus", 100): 0.09,
+              ("lstm", 500): 0.16, ("pru", 500): 0.05, ("pru_plus", 500): 0.06}
+    assert judge("pru", "fig2", 0, summary(faster)).holds is True
+    assert judge("pru", "fig2", 1, summary(faster)).holds is True  # the gap grows from T = 100 to 500
+    shrinking = {**faster, ("pru", 500): 0.15, ("pru_plus", 500): 0.155}
+    assert judge("pru", "fig2", 0, summary(shrinking)).holds is True
+    assert judge("pru", "fig2", 1, summary(shrinking)).holds is False
+    assert judge("pru", "fig2", 0, summary({**faster, ("pru_plus", 100): 0.2})).holds is False
 
 
-def test_load_parameters_merges_yaml(tmp_path: Path) -> None:
-    (tmp_path / "a.yaml").write_text("study: elstm\nscale: ci\nartifacts:\n  table7: {title: T7, claim: C}\n")
-    (tmp_path / "b.yaml").write_text("scale: mini\n")
-    params = load_parameters([tmp_path / "a.yaml", tmp_path / "b.yaml"])
-    assert params == {
-        "study": "elstm",
-        "scale": "mini",
-        "artifacts": {"table7": {"title": "T7", "claim": "C"}},
-    }
+def test_drnn_reversal_bound_fails_above_the_bound():
+    from rnnrepro.tasks.reversal import analytic_bound
+
+    def summary(accuracy_of):
+        rows = [{"grid": "dlstm", "model": "delayed", "delay": str(d), "T": "10", "V": "4", "metric": "test_accuracy",
+                 "mean": accuracy_of(d)} for d in range(11)]
+        rows.append({"grid": "bilstm", "model": "brnn", "delay": "", "T": "10", "V": "4", "metric": "test_accuracy",
+                     "mean": 1.0})
+        return pd.DataFrame(rows)
+
+    assert analytic_bound(0, 20, 4) == 0.625 and analytic_bound(1, 20, 4) == pytest.approx(0.6625)
+    on_bound = summary(lambda d: analytic_bound(d, 10, 4) - 0.01)
+    assert judge("drnn", "fig3", 1, on_bound).holds is True
+    assert judge("drnn", "fig3", 2, on_bound).holds is True  # reaches the Bi-LSTM at d = T - 1 = 9
+    leak = summary(lambda d: min(1.0, analytic_bound(d + 1, 10, 4)))  # an off-by-one delay
+    assert judge("drnn", "fig3", 1, leak).holds is False
+    assert judge("drnn", "fig3", 2, leak).holds is False  # reaches the Bi-LSTM too early
+    assert judge("drnn", "fig3", 0, on_bound).holds is True
+    assert judge("drnn", "fig3", 0, summary(lambda d: 0.5).assign(mean=0.95)).holds is False
 
 
 # ----------------------------------------------------------------------------- notebooks
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_a_thin_template(notebook):
+    nb = json.loads(notebook.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3" and nb["metadata"]["language_info"]["name"] == "python"
+    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1
+    source = "".join(tagged[0]["source"])
+    assert f'study = "{notebook.stem}"' in source and 'scale = "mini"' in source and 'results = "results"' in source
+    code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    assert "setup(study, scale, results)" in code and "os.chdir" not in code and "sys.path" not in code
+    assert (STUDIES / f"{notebook.stem}.yaml").exists()
 
 
-def test_notebooks_have_one_parameters_cell() -> None:
-    for name in ("elstm", "pru"):
-        nb = json.loads((REPO / "reports" / f"{name}.ipynb").read_text())
-        assert (
-            nb["metadata"]["kernelspec"]["name"] == "python3"
-            and nb["metadata"]["language_info"]["name"] == "python"
-        )
-        tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
-        assert len(tagged) == 1
-        source = "".join(tagged[0]["source"])
-        for param in ("study", "scale", "table", "curves", "published_dir", "artifacts"):
-            assert f"\n{param} = " in "\n" + source, (name, param)
-        assert f'"results/tables/{name}/runs.csv"' in source
+def test_every_study_has_a_notebook():
+    assert {p.stem for p in NOTEBOOKS} == set(study_names(STUDIES))
 
 
-def test_render_elstm_report(tmp_path: Path) -> None:
-    write_tables(elstm_runs(tmp_path), tmp_path / "tables" / "runs.csv", tmp_path / "tables" / "curves.csv")
-    params = {
-        "study": "elstm",
-        "title": "Su & Kuo",
-        "scale": "ci",
-        "scale_note": "Hidden size 8, one epoch.",
-        "table": str(tmp_path / "tables" / "runs.csv"),
-        "curves": str(tmp_path / "tables" / "curves.csv"),
-        "published_dir": str(PUBLISHED_DIR),
-        "artifacts": {
-            "table7": {
-                "title": "POS tagging accuracy",
-                "claim": "the BRNN beats the basic RNN for every cell",
-            },
-            "table5": {"title": "LM perplexity", "claim": "DBRNN is best"},
-        },
-    }
-    html_path = tmp_path / "out" / "elstm.html"
-    render_report(
-        REPO / "reports" / "elstm.ipynb", params, html_path, tmp_path / "out" / "elstm.ipynb", cwd=REPO
-    )
-    html = html_path.read_text(encoding="utf-8")
-    assert "90.23 ± 0.16 % (n=2)" in html  # ours, brnn-lstm
-    assert "87.30 %" in html and "Su &amp; Kuo, Table 7" in html  # published, with its source
-    assert "holds</strong> at this scale" in html
-    assert "No runs of <strong>table5</strong>" in html
-    assert "What this scale changes: Hidden size 8, one epoch." in html
-    assert "267.47" in html  # table5 published values still shown
-    assert html.count("data:image/png;base64") >= 2  # bar plot and curves
-    assert "rh.show(" not in html  # code hidden
-    assert (tmp_path / "out" / "elstm.ipynb").exists()
+# ----------------------------------------------------------------------------- rendered reports
+def fake_metrics(labels: dict) -> dict:
+    """Plausible numbers for any run: accuracies, MSEs, perplexities by a hash of the labels."""
+    bump = (sum(map(ord, json.dumps(labels, sort_keys=True))) % 97) / 1000
+    return {"test_accuracy": 0.8 + bump, "dev_accuracy": 0.81 + bump, "test_mse": 0.01 + bump,
+            "dev_mse": 0.02 + bump, "test_perplexity": 100 + 100 * bump, "params": 1234, "steps": 10}
 
 
-def test_render_pru_report_via_cli(tmp_path: Path) -> None:
-    write_tables(pru_runs(tmp_path), tmp_path / "tables" / "runs.csv", tmp_path / "tables" / "curves.csv")
-    params = {
-        "study": "pru",
-        "scale": "ci",
-        "table": str(tmp_path / "tables" / "runs.csv"),
-        "curves": str(tmp_path / "tables" / "curves.csv"),
-        "published_dir": str(PUBLISHED_DIR),
-    }
-    (tmp_path / "params.yaml").write_text(json.dumps(params))  # JSON is YAML
-    html_path = tmp_path / "pru.html"
-    assert (
-        main(
-            [
-                str(REPO / "reports" / "pru.ipynb"),
-                str(html_path),
-                "--params",
-                str(tmp_path / "params.yaml"),
-                "--cwd",
-                str(REPO),
-            ]
-        )
-        == 0
-    )
-    html = html_path.read_text(encoding="utf-8")
-    assert "0.0422 ± 0.0014 (n=2)" in html  # ours, pru at T=100
-    assert "baseline MSE 0.167" in html and "Choi, Sec. 4.1" in html
-    assert "does not hold</strong> at this scale" not in html and "holds</strong> at this scale" in html
-    assert "No runs of <strong>table1</strong>" in html and "99.79" in html
-    assert html.count("data:image/png;base64") >= 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml", "pru.html", "runs", "tables"]
+def fake_curve(labels: dict) -> list[tuple]:
+    return [(10 * e, e, "dev_mse", 0.2 / e) for e in range(1, 4)] + [(10 * e, e, "train_loss", 1 / e) for e in range(1, 4)]
 
 
-def test_failed_execution_writes_no_html(tmp_path: Path) -> None:
-    params = {
-        "study": "pru",
-        "table": str(tmp_path / "runs.csv"),
-        "curves": str(tmp_path / "curves.csv"),
-        "published_dir": 42,
-    }
-    with pytest.raises(Exception):
-        render_report(REPO / "reports" / "pru.ipynb", params, tmp_path / "pru.html", cwd=REPO)
+@pytest.mark.parametrize("study", study_names(STUDIES))
+def test_report_renders_from_results(study, tmp_path):
+    """Each study's notebook renders from fake results at the ci scale: our numbers, the published
+    ones, and a verdict on each claim on both."""
+    spec = fake_study(tmp_path / "results", study, "ci", fake_metrics, fake_curve)
+    html = tmp_path / f"{study}.html"
+    render_report(REPO / "reports" / f"{study}.ipynb", {"study": study, "scale": "ci", "results": str(tmp_path / "results")},
+                  html, cwd=REPO)
+    text = html.read_text(encoding="utf-8")
+    for name, artifact in spec.artifacts.items():
+        assert f"{name}: " in text, f"no section {name}"
+        assert text.count("On the published numbers") >= sum(len(a.claims) for a in spec.artifacts.values())
+    assert "Provenance</strong> (" in text and "ClaimResult(" not in text and "report.section(" not in text
+    runs = pd.read_csv(tmp_path / "results" / "ci" / "tables" / study / "runs.csv")
+    if len(runs):
+        assert "scale <code>ci</code>" in text
+
+
+def test_render_cli_takes_parameters(tmp_path):
+    fake_study(tmp_path / "results", "pru", "ci", fake_metrics, fake_curve)
+    html = tmp_path / "pru.html"
+    assert main([str(REPO / "reports" / "pru.ipynb"), str(html), "-p", "scale=ci", "-p",
+                 f"results={tmp_path / 'results'}", "--cwd", str(REPO)]) == 0
+    text = html.read_text(encoding="utf-8")
+    assert "baseline 0.167 (published)" in text or "0.167" in text
+    assert "PRU and PRU+ converge faster than LSTM" in text
+
+
+def test_failed_execution_writes_no_html(tmp_path):
+    with pytest.raises(papermill.PapermillExecutionError, match="no-such-study"):
+        render_report(REPO / "reports" / "pru.ipynb", {"study": "no-such-study"}, tmp_path / "pru.html", cwd=REPO)
     assert not (tmp_path / "pru.html").exists()
 
 
-def test_defaults_render_without_any_results(tmp_path: Path) -> None:
-    """Opened with its default parameters where nothing has run (and nothing is published), a report says so."""
-    html_path = tmp_path / "elstm.html"
-    render_report(REPO / "reports" / "elstm.ipynb", {}, html_path, cwd=tmp_path)
-    html = html_path.read_text(encoding="utf-8")
-    assert "No runs of <strong>table7</strong>" in html and "No runs of <strong>table5</strong>" in html
+def test_defaults_render_without_any_results(tmp_path):
+    """Opened with its default parameters where nothing has run, a report says so."""
+    html = tmp_path / "elstm.html"
+    render_report(REPO / "reports" / "elstm.ipynb", {"results": str(tmp_path / "nothing")}, html, cwd=REPO)
+    text = html.read_text(encoding="utf-8")
+    assert "Ours: no runs of <strong>table7</strong> at scale <code>mini</code> yet." in text
+    assert "cannot be judged" in text and "not run" in text

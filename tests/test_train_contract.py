@@ -1,4 +1,10 @@
-"""The training contract of DESIGN.md: determinism, resume, preemption, atomic outputs, NaN, device."""
+"""The training contract of DESIGN.md: determinism, resume, preemption, atomic outputs, NaN, device.
+
+Resumption is shown on two runs: a small adding-task run, and a stateful language-model run
+that uses every feature whose state must survive a resume -- the recurrent state carried
+between batches, dropout masks, the learning-rate schedule and early stopping (with its kept
+weights) -- killed and stopped at several points, one of them after the early stop.
+"""
 from __future__ import annotations
 
 import json
@@ -14,6 +20,7 @@ import pytest
 import torch
 
 from rnnrepro import train as training
+from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.train import NonFiniteLoss, TrainingInterrupted, pick_device, train_run
 
 
@@ -22,14 +29,50 @@ def adding_run(**train) -> dict:
     settings = {"epochs": 2, "batch_size": 10, "optimizer": "adam", "lr": 0.01,
                 "checkpoint_every": 3, "log_every": 4}
     settings.update(train)
-    return {"study": "test", "run": "adding", "scale": "ci", "seed": 7,
-            "task": {"name": "adding", "T": 12, "train_size": 200, "dev_size": 30, "test_size": 30},
-            "model": {"name": "basic", "hidden_size": 6}, "cell": {"name": "lstm"},
-            "train": settings, "labels": {}, "artifacts": []}
+    return {"seed": 7, "task": {"name": "adding", "T": 12, "train_size": 200, "dev_size": 30, "test_size": 30},
+            "model": {"name": "basic", "hidden_size": 6}, "cell": {"name": "lstm"}, "train": settings}
+
+
+def synthetic_corpus(tokens: int, seed: int) -> list[str]:
+    """Lines of 3 to 6 words, each position drawn from its own pair of words: learnable, not trivial."""
+    rng = random.Random(seed)
+    slots = [("the", "a"), ("cat", "dog"), ("sat", "ran"), ("on", "under"), ("the", "a"), ("mat", "rug")]
+    out: list[str] = []
+    while len(out) < tokens:
+        out += [rng.choice(pair) for pair in slots][:rng.randint(3, 6)] + ["<eos>"]
+    return out[:tokens]
+
+
+@pytest.fixture(scope="module")
+def lm_data(tmp_path_factory) -> str:
+    """A prepared ptb_word-style corpus: 700 training tokens, 150 dev and test tokens."""
+    path = tmp_path_factory.mktemp("lm") / "ptb_word.json.gz"
+    write_json_gz({"dataset": "ptb_word", "splits": {"train": synthetic_corpus(700, 1), "dev": synthetic_corpus(150, 2),
+                                                     "test": synthetic_corpus(150, 3)}}, path)
+    return str(path)
+
+
+def lm_run(**train) -> dict:
+    """A stateful LM run (30 steps an epoch) with dropout, init ranges, a learning-rate decay
+    from epoch 3 and early stopping that ends it after epoch 6 of 8 (best epoch 5)."""
+    settings = {"epochs": 8, "batch_size": 4, "optimizer": "adam", "lr": 0.03, "clip": 0.25,
+                "lr_decay": 2.0, "lr_decay_after": 2, "patience": 1, "min_delta": 0.1,
+                "eval_batch_size": 3, "checkpoint_every": 7, "log_every": 4}
+    settings.update(train)
+    return {"seed": 3, "task": {"name": "lm", "corpus": "ptb_word", "bptt": 6, "stateful": True},
+            "model": {"name": "stacked", "layers": 2, "hidden_size": 8, "embedding_size": 6, "dropout": 0.3,
+                      "init_range": 0.1, "embedding_init": 0.1, "output_init": 0.1},
+            "cell": {"name": "lstm"}, "train": settings}
+
+
+LM_STEPS = 180  # 6 epochs of 30 steps, then the early stop
 
 
 def read_outputs(folder: Path) -> tuple[dict, str]:
-    return json.loads((folder / "metrics.json").read_text()), (folder / "curve.tsv").read_text()
+    """metrics.json without its provenance (wall time differs between runs) and curve.tsv."""
+    metrics = json.loads((folder / "metrics.json").read_text())
+    assert set(metrics.pop("provenance")) >= {"device", "torch", "threads", "wall_seconds"}
+    return metrics, (folder / "curve.tsv").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +97,8 @@ def test_other_seed_gives_other_metrics(tmp_path, reference):
 
 def test_outputs_and_curve_layout(tmp_path, reference):
     metrics, curve = reference
-    assert set(metrics) == {"dev_mse", "test_mse", "train_loss", "steps", "params"}
-    assert metrics["steps"] == 40
+    assert set(metrics) == {"dev_mse", "test_mse", "train_loss", "steps", "params", "epochs"}
+    assert metrics["steps"] == 40 and metrics["epochs"] == 2
     lines = curve.splitlines()
     assert lines[0] == "step\tepoch\tmetric\tvalue"
     metrics_logged = [line.split("\t")[2] for line in lines[1:]]
@@ -78,18 +121,43 @@ class StopAfter:
         return self.original(*args, **kwargs)
 
 
-@pytest.mark.parametrize("stop_at", [1, 5, 20, 27])
-def test_sigterm_checkpoints_and_resume_is_identical(tmp_path, reference, monkeypatch, stop_at):
+def stop_then_resume(folder: Path, monkeypatch, run: dict, stop_at: int, data: str | None = None) -> None:
+    """SIGTERM after ``stop_at`` steps, check the interrupted state, then run to the end."""
     handler_before = signal.getsignal(signal.SIGTERM)
     monkeypatch.setattr(training, "train_step", StopAfter(stop_at))
     with pytest.raises(TrainingInterrupted, match=f"SIGTERM at step {stop_at}"):
-        train_run(adding_run(), tmp_path)
-    assert (tmp_path / "checkpoint.pt").exists()
-    assert not (tmp_path / "metrics.json").exists(), "an interrupted run must not look finished"
+        train_run(run, folder, data=data)
+    assert (folder / "checkpoint.pt").exists()
+    assert not (folder / "metrics.json").exists(), "an interrupted run must not look finished"
     assert signal.getsignal(signal.SIGTERM) is handler_before, "the stop handler must be removed again"
     monkeypatch.undo()
-    train_run(adding_run(), tmp_path)
+    train_run(run, folder, data=data)
+
+
+@pytest.mark.parametrize("stop_at", [1, 5, 20, 27])
+def test_sigterm_checkpoints_and_resume_is_identical(tmp_path, reference, monkeypatch, stop_at):
+    stop_then_resume(tmp_path, monkeypatch, adding_run(), stop_at)
     assert read_outputs(tmp_path) == reference
+
+
+@pytest.fixture(scope="module")
+def lm_reference(tmp_path_factory, lm_data) -> tuple[dict, str]:
+    """Outputs of an uninterrupted stateful LM run; it must have stopped early."""
+    folder = tmp_path_factory.mktemp("lm_reference")
+    train_run(lm_run(), folder, data=lm_data)
+    metrics, curve = read_outputs(folder)
+    assert (metrics["steps"], metrics["epochs"], metrics["best_epoch"]) == (LM_STEPS, 6, 5), \
+        "the LM run no longer stops early where these tests expect; adjust lm_run"
+    return metrics, curve
+
+
+# in the first window, at the last step of epoch 1 (before its dev evaluation), mid-epoch
+# after the decay started, in the epoch of the kept weights, in the epoch after it
+@pytest.mark.parametrize("stop_at", [1, 30, 71, 150, 163])
+def test_stateful_lm_sigterm_then_resume_is_identical(tmp_path, lm_data, lm_reference, monkeypatch, stop_at):
+    """Carried state, dropout masks, learning-rate schedule and early stopping all survive."""
+    stop_then_resume(tmp_path, monkeypatch, lm_run(), stop_at, data=lm_data)
+    assert read_outputs(tmp_path) == lm_reference
 
 
 def checkpoint_step(path: Path) -> int:
@@ -104,14 +172,15 @@ def checkpoint_step(path: Path) -> int:
 KILL_AFTER = sorted(random.Random(2024).sample(range(1, 37), 3))
 
 
-@pytest.mark.parametrize("kill_after", KILL_AFTER)
-def test_sigkill_at_random_step_then_rerun_is_identical(tmp_path, reference, kill_after):
-    """A process killed without warning resumes from its last periodic checkpoint."""
-    run = adding_run(epochs=2, checkpoint_every=1)
+def kill_then_rerun(tmp_path: Path, run: dict, kill_after: int, total_steps: int, data: str | None = None) -> None:
+    """Run the CLI, SIGKILL it once its checkpoint has passed ``kill_after`` steps, run it
+    again to the end, and compare with an uninterrupted run of the same config."""
     config = tmp_path / "run.json"
     config.write_text(json.dumps(run))
     out = tmp_path / "out"
     command = [sys.executable, "-m", "rnnrepro.train", str(config), str(out), "--threads", "1"]
+    if data is not None:
+        command += ["--data", data]
     process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while checkpoint_step(out / "checkpoint.pt") < kill_after and time.monotonic() < deadline:
@@ -120,12 +189,27 @@ def test_sigkill_at_random_step_then_rerun_is_identical(tmp_path, reference, kil
     process.kill()
     process.wait()
     step = checkpoint_step(out / "checkpoint.pt")
-    assert kill_after <= step < 40, f"killed at step {step}"
+    assert kill_after <= step < total_steps, f"killed at step {step}"
     assert not (out / "metrics.json").exists()
     assert subprocess.run(command, capture_output=True).returncode == 0
     reference_run = tmp_path / "reference"
-    train_run(run, reference_run)
+    train_run(run, reference_run, data=data)
     assert read_outputs(out) == read_outputs(reference_run)
+
+
+@pytest.mark.parametrize("kill_after", KILL_AFTER)
+def test_sigkill_at_random_step_then_rerun_is_identical(tmp_path, kill_after):
+    """A process killed without warning resumes from its last periodic checkpoint."""
+    kill_then_rerun(tmp_path, adding_run(epochs=2, checkpoint_every=1), kill_after, 40)
+
+
+# Kill points of the 180-step stateful LM run, drawn once from a seeded generator.
+LM_KILL_AFTER = sorted(random.Random(2025).sample(range(1, LM_STEPS - 25), 3))
+
+
+@pytest.mark.parametrize("kill_after", LM_KILL_AFTER)
+def test_stateful_lm_sigkill_at_random_step_then_rerun_is_identical(tmp_path, lm_data, kill_after):
+    kill_then_rerun(tmp_path, lm_run(checkpoint_every=1), kill_after, LM_STEPS, data=lm_data)
 
 
 def test_cli_exits_143_on_sigterm(tmp_path):
@@ -172,18 +256,41 @@ def test_finished_checkpoint_skips_training(tmp_path, reference, monkeypatch):
     assert read_outputs(tmp_path) == reference
 
 
+def test_early_stopped_checkpoint_skips_training(tmp_path, lm_data, lm_reference, monkeypatch):
+    """After the early stop the checkpoint is final: a rerun only evaluates the kept weights."""
+    train_run(lm_run(), tmp_path, data=lm_data)
+    (tmp_path / "metrics.json").unlink()
+    (tmp_path / "model.pt").unlink()
+
+    def fail(*args, **kwargs):
+        raise AssertionError("training ran again although early stopping had ended it")
+
+    monkeypatch.setattr(training, "train_step", fail)
+    train_run(lm_run(), tmp_path, data=lm_data)
+    assert read_outputs(tmp_path) == lm_reference
+
+
 def test_no_temporary_files_left(tmp_path):
     train_run(adding_run(epochs=1), tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt", "config.json", "curve.tsv", "metrics.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt", "config.json", "curve.tsv", "metrics.json",
+                                                          "model.pt"]
 
 
-def test_device_is_chosen_at_run_time(monkeypatch):
+def test_device_is_chosen_when_the_run_starts(monkeypatch, tmp_path):
+    """The device follows what the machine has when a run starts (a GPU node of the cluster),
+    RNNREPRO_DEVICE wins over it, an explicit device over both, and the run records it."""
     monkeypatch.delenv("RNNREPRO_DEVICE", raising=False)
-    expected = "cuda" if torch.cuda.is_available() else "cpu"
-    assert pick_device().type == expected
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert pick_device().type == "cuda"
     monkeypatch.setenv("RNNREPRO_DEVICE", "cpu")
     assert pick_device().type == "cpu"
     assert pick_device("meta").type == "meta"
+    monkeypatch.delenv("RNNREPRO_DEVICE")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert pick_device().type == "cpu"
+    train_run(adding_run(epochs=1), tmp_path)
+    made = json.loads((tmp_path / "metrics.json").read_text())["provenance"]
+    assert made["device"] == "cpu" and made["torch"] == torch.__version__ and made["wall_seconds"] > 0
 
 
 def test_progress_is_logged(tmp_path, caplog):

@@ -280,12 +280,11 @@ def test_training_learns_a_toy_corpus_to_bleu_100(tmp_path):
 def test_a_training_run_reports_bleu(tmp_path):
     from rnnrepro.train import train_run
 
-    run = {"study": "test", "run": "translation", "scale": "ci", "seed": 1,
-           "task": {"name": "translation", "beam_size": 2},
+    run = {"seed": 1, "task": {"name": "translation", "beam_size": 2},
            "model": {"name": "attn_encdec", "hidden_size": 8, "embedding_size": 4, "attention_size": 4},
-           "cell": {"name": "lstm"}, "labels": {}, "artifacts": [],
+           "cell": {"name": "lstm"},
            "train": {"epochs": 2, "batch_size": 2, "optimizer": "adam", "lr": 0.01, "eval_batch_size": 3}}
     metrics = train_run(run, tmp_path / "run", data=toy_corpus(tmp_path))
     assert set(metrics) == {"dev_bleu", "dev_bleu_greedy", "test_bleu", "test_bleu_greedy",
-                            "train_loss", "steps", "params"}
+                            "train_loss", "steps", "epochs", "params"}
     assert metrics["steps"] == 4 and 0.0 <= metrics["test_bleu"] <= 100.0

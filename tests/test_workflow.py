@@ -1,8 +1,6 @@
-"""The whole workflow end to end at the `ci` scale, in a copy of the repository.
-
-Downloads fall back to the data mirror (skipped, saying so, when there is none), every run
-trains, the tables are aggregated and both reports are rendered.
-"""
+"""The whole workflow end to end at the `ci` scale, in a copy of the repository: data through
+checksums, every run, analyses (also of trained models), tables and every study's report; then
+what reruns when (nothing for bookkeeping, only what depends on a retrained run)."""
 from __future__ import annotations
 
 import csv
@@ -11,13 +9,24 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import run_tool
+
+from rnnrepro.data.fetch import sha256_of
+from rnnrepro.data.sources import dataset
+from rnnrepro.report.formatting import format_value
+from rnnrepro.studies import load_workflow_config
 
 pytestmark = pytest.mark.slow
 
 
 def snakemake(*args: str, cwd: Path):
     return run_tool([sys.executable, "-m", "snakemake", "--profile", "profiles/local", *args], cwd=cwd)
+
+
+def planned(output: str, rule: str) -> int:
+    found = re.search(rf"^{rule}\s+(\d+)$", output, re.MULTILINE)
+    return int(found.group(1)) if found else 0
 
 
 @pytest.fixture(scope="module")
@@ -28,39 +37,49 @@ def project(make_project) -> Path:
     return copy
 
 
+def studies_of(project: Path, **config):
+    settings = {**yaml.safe_load((project / "config/config.yaml").read_text()), **config}
+    return load_workflow_config(settings, project / "workflow/schemas", project / "config/studies")[1]
+
+
 def runs_table(project: Path, study: str) -> list[dict]:
-    with open(project / f"results/tables/{study}/runs.csv") as handle:
+    with open(project / f"results/ci/tables/{study}/runs.csv") as handle:
         return list(csv.DictReader(handle))
 
 
 def test_every_run_folder_is_complete(project):
-    import yaml
-    from rnnrepro.studies import load_workflow_config
-
-    config = yaml.safe_load((project / "config/config.yaml").read_text())
-    _, studies = load_workflow_config(config, project / "workflow/schemas", project / "config/studies")
-    folders = [p.parent for p in (project / "results/runs").rglob("metrics.json")]
-    assert len(folders) == sum(len(study.runs) for study in studies.values())
+    expected = {folder for study in studies_of(project).values() for folder in study.runs}
+    folders = {p.parent for p in (project / "results/ci/runs").rglob("model.pt")}
+    assert {f.relative_to(project / "results/ci/runs").as_posix() for f in folders} == expected
     for folder in folders:
-        assert {p.name for p in folder.iterdir()} == {"config.json", "metrics.json", "curve.tsv", "checkpoint.pt"}
+        assert {p.name for p in folder.iterdir()} == {"config.json", "metrics.json", "curve.tsv", "checkpoint.pt",
+                                                     "model.pt"}
 
 
 def test_data_came_through_checksums(project):
-    assert sorted(p.name for p in (project / "resources/data/ud_en_ewt_v2.0").glob("*.conllu")) == [
-        "en-ud-dev.conllu", "en-ud-test.conllu", "en-ud-train.conllu"]
+    for key in ("ud_en_ewt_v2.0", "ud_en_ewt_v2.3"):
+        for source in dataset(key).files.values():
+            path = project / "resources/data" / key / source.name
+            if source.sha256:
+                assert sha256_of(path) == source.sha256, path
     assert (project / "resources/prepared/ud_en_ewt_v2.0.json.gz").exists()
 
 
-@pytest.mark.parametrize("study, metric", [("elstm", "test_accuracy"), ("pru", "test_mse")])
-def test_reports_show_the_runs_numbers(project, study, metric):
-    html = (project / f"results/reports/{study}.html").read_text()
+@pytest.mark.parametrize("study, metric", [("elstm", "test_accuracy"), ("pru", "test_mse"),
+                                           ("drnn", "test_accuracy")])
+def test_reports_show_our_numbers_beside_the_published_ones(project, study, metric):
+    html = (project / f"results/ci/reports/{study}.html").read_text()
     rows = [r for r in runs_table(project, study) if r["metric"] == metric]
     assert rows, f"no {metric} in the {study} table"
     for row in rows:
-        value = float(row["value"])
-        shown = f"{100 * value:.2f} %" if metric.endswith("accuracy") else f"{value:.4f}"
-        assert shown in html, f"{row['run']}: {metric} {shown} is not in {study}.html"
-    assert "published" in html and "<img" in html
+        shown = format_value(float(row["value"]), metric)
+        assert shown.removesuffix(" %") in html, f"{row['run']}: {metric} {shown} is not in {study}.html"
+    artifact = {"elstm": "table7", "pru": "fig2", "drnn": "table1"}[study]
+    with open(project / f"reports/published/{study}_{artifact}.csv") as handle:
+        first = next(csv.DictReader(handle))
+    value = float(first["value"])
+    assert format_value(value, first["metric"]).removesuffix(" %") in html or f"{value:g}" in html
+    assert "<img" in html and "On the published numbers" in html
 
 
 def test_second_invocation_has_nothing_to_do(project):
@@ -79,7 +98,71 @@ def test_changed_training_code_reruns_every_run(project):
     finally:
         common.write_text(original)
     output = result.stdout + result.stderr
-    planned = re.search(r"^train\s+(\d+)$", output, re.MULTILINE)
-    assert planned, output[-2000:]
-    assert int(planned.group(1)) == len(list((project / "results" / "runs").rglob("metrics.json")))
+    assert planned(output, "train") == len(list((project / "results/ci/runs").rglob("model.pt")))
     assert "Params have changed" in output
+
+
+def test_an_artifact_naming_existing_runs_trains_nothing(project):
+    """A second artifact asking for runs that exist (the same settings) plans no training: a run
+    is keyed by what decides its numbers, not by who asks for it."""
+    path = project / "config/studies/pru.yaml"
+    original = path.read_text()
+    study = yaml.safe_load(original)
+    study["artifacts"]["fig2_again"] = {**study["artifacts"]["fig2"], "title": "The same runs, another view"}
+    study["scales"]["ci"]["artifacts"]["fig2_again"] = study["scales"]["ci"]["artifacts"]["fig2"]
+    try:
+        path.write_text(yaml.safe_dump(study, allow_unicode=True))
+        result = snakemake("-n", "all", cwd=project)
+        output = result.stdout + result.stderr
+    finally:
+        path.write_text(original)
+    assert planned(output, "train") == 0 and planned(output, "report") == 1, output[-2000:]
+
+
+def test_another_scale_lives_apart_and_switching_back_retrains_nothing(project):
+    """Results of each scale live under results/<scale>/: a (shrunk) mini run of pru leaves the
+    ci results alone, and back at ci nothing is planned."""
+    path = project / "config/studies/pru.yaml"
+    original = path.read_text()
+    study = yaml.safe_load(original)
+    study["scales"]["mini"] = {**study["scales"]["ci"], "defaults": {"train": {"epochs": 1, "batch_size": 50}}}
+    try:
+        path.write_text(yaml.safe_dump(study, allow_unicode=True))
+        snakemake("all", "--config", "scale=mini", "studies=[pru]", cwd=project)
+        assert len(list((project / "results/mini/runs").rglob("model.pt"))) == 3
+        assert (project / "results/mini/reports/pru.html").exists()
+    finally:
+        path.write_text(original)
+    result = snakemake("-n", "all", cwd=project)
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_an_analysis_of_trained_models_reruns_only_with_them(project):
+    """An analysis names the runs it reads and gets their model.pt as inputs: it is computed
+    once, untouched by a rerun of the workflow, and recomputed when one of them is retrained."""
+    path = project / "config/studies/pru.yaml"
+    original = path.read_text()
+    study = yaml.safe_load(original)
+    study["artifacts"]["weights"] = {"title": "Trained weights",
+                                     "reads": [{"artifact": "fig2", "where": {"cell": ["lstm", "pru_plus"]}}],
+                                     "analysis": {"name": "weight_statistics", "parameters": ["weight_hh", "weight_ff"]}}
+    try:
+        path.write_text(yaml.safe_dump(study, allow_unicode=True))
+        snakemake("all", "--config", "studies=[pru]", cwd=project)
+        table = list(csv.DictReader(open(project / "results/ci/analyses/pru/weights.csv")))
+        assert {r["cell"] for r in table} == {"lstm", "pru_plus"}
+        diagonal = [r for r in table if r["metric"] == "diagonal_mean"]
+        assert [(r["cell"], r["parameter"]) for r in diagonal] == [("pru_plus", "rnn.cell.weight_ff")]
+        again = snakemake("-n", "all", "--config", "studies=[pru]", cwd=project)
+        assert "Nothing to be done" in again.stdout + again.stderr
+        (lstm,) = [u for u in studies_of(project, studies=["pru"])["pru"].artifacts["weights"].reads
+                   if u.labels["cell"] == "lstm"]
+        model = f"results/ci/runs/{lstm.folder}/model.pt"
+        snakemake(model, "--forcerun", model, cwd=project)  # retrain one of the two
+        plan = snakemake("-n", "all", "--config", "studies=[pru]", cwd=project)
+        output = plan.stdout + plan.stderr
+        assert planned(output, "analysis") == 1 and planned(output, "train") == 0, output[-2000:]
+        assert "results/ci/analyses/pru/weights.csv" in output
+    finally:
+        path.write_text(original)
+        snakemake("all", cwd=project)  # leave the project up to date for whatever runs next

@@ -1,18 +1,24 @@
-"""Collect finished training runs into two long-form tables.
+"""Collect finished training runs into long-form tables, labelled by the artifacts that use them.
 
-Every run folder ``results/runs/<study>/<run>/`` holds ``config.json`` (with ``labels``,
-``artifacts`` and ``scale``), ``metrics.json`` (flat metric -> number) and, optionally,
-``curve.tsv`` (``step, epoch, metric, value``). This module turns a list of such folders into
+A run folder holds what decides its numbers (``config.json``: task, model, cell, train, seed),
+its results (``metrics.json``: flat metric -> number, plus ``provenance``) and its training
+curve (``curve.tsv``: ``step, epoch, metric, value``). Which artifacts use a run, and under
+which labels (grid axes such as ``T`` or ``delay``), is not in the folder: the workflow
+passes it as a list of *uses* ``{"artifact", "folder", "labels"}``. This module writes
 
-* ``table``: one row per (artifact, metric) of each run, columns
+* ``table``: one row per (use, metric), columns
   ``study, artifact, scale, run, task, model, cell, seed, <extra labels>, metric, value``;
-* ``curves``: one row per (artifact, curve point) of each run, columns
-  ``study, artifact, run, task, model, cell, seed, <extra labels>, step, epoch, metric, value``.
+  besides the metrics of ``metrics.json``, every curve metric ``m`` gives ``mean_m``, its mean
+  over the curve's points (the area under the curve divided by its length), which measures
+  how fast a run converged;
+* ``curves``: one row per (use, curve point), the same identity columns then
+  ``step, epoch, metric, value``;
+* ``provenance``: one row per run: device, torch version, threads, switches, wall time.
 
-A run used by several artifacts appears once under each of them. Extra grid axes found in the
-labels (for example ``T`` of the adding task) become extra columns, empty for runs without them.
+A run used by several artifacts appears once under each of them. Extra labels become extra
+columns, empty for uses without them.
 
-Command line::
+Command line (each run folder labelled by its own task, model, cell and seed)::
 
     python -m rnnrepro.aggregate --table runs.csv --curves curves.csv RUN_DIR [RUN_DIR ...]
 """
@@ -23,8 +29,7 @@ import argparse
 import json
 import math
 import sys
-import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,16 +38,16 @@ import pandas as pd
 
 from rnnrepro.atomic import atomic_path
 
-#: Labels every run must carry (``config.json`` -> ``labels``).
-REQUIRED_LABELS: tuple[str, ...] = ("study", "task", "model", "cell", "seed")
+#: Labels every use carries.
+REQUIRED_LABELS: tuple[str, ...] = ("task", "model", "cell", "seed")
 #: Columns of the run table before the extra label columns.
-TABLE_HEAD: tuple[str, ...] = ("study", "artifact", "scale", "run", "task", "model", "cell", "seed")
-#: Columns of the curve table before the extra label columns.
-CURVES_HEAD: tuple[str, ...] = ("study", "artifact", "run", "task", "model", "cell", "seed")
+TABLE_HEAD: tuple[str, ...] = ("study", "artifact", "scale", "run", *REQUIRED_LABELS)
 #: Columns of ``curve.tsv`` (and the tail of the curve table).
 CURVE_COLUMNS: tuple[str, ...] = ("step", "epoch", "metric", "value")
 #: Names an extra label may not take, because the tables already use them.
-RESERVED: frozenset[str] = frozenset(TABLE_HEAD + CURVES_HEAD + CURVE_COLUMNS)
+RESERVED: frozenset[str] = frozenset(TABLE_HEAD + CURVE_COLUMNS)
+#: Prefix of the metrics derived from a curve (mean over its points).
+CURVE_MEAN = "mean_"
 
 
 class RunFolderError(ValueError):
@@ -58,20 +63,15 @@ class Run:
     """The parsed contents of one run folder."""
 
     path: Path
-    run: str
-    labels: dict[str, Any]
-    artifacts: list[str]
-    scale: str
+    config: dict[str, Any]
     metrics: dict[str, float]
+    provenance: dict[str, Any]
     curve: pd.DataFrame
 
 
-def run_name(run_dir: Path) -> str:
-    """Return the run's grid path, e.g. ``task~pos/model~brnn/cell~lstm/seed~1``.
-
-    It is made of the trailing ``key~value`` segments of the folder path; a folder without
-    such segments is named by its last component.
-    """
+def run_name(run_dir: Path | str) -> str:
+    """The run's path under ``runs/``: its trailing ``key~value`` segments
+    (``task~pos/model~brnn/cell~lstm/cfg~…/seed~1``), or its last component."""
     parts = list(Path(run_dir).parts)
     tail: list[str] = []
     while parts and "~" in parts[-1]:
@@ -93,9 +93,10 @@ def _read_json(run_dir: Path, name: str) -> dict[str, Any]:
     return data
 
 
-def _read_metrics(run_dir: Path) -> dict[str, float]:
-    """Read ``metrics.json``: a flat dict of metric name -> number (``null`` becomes NaN)."""
+def _read_metrics(run_dir: Path) -> tuple[dict[str, float], dict[str, Any]]:
+    """``metrics.json``: flat metric name -> number (``null`` becomes NaN), and its provenance."""
     raw = _read_json(run_dir, "metrics.json")
+    made = raw.pop("provenance", {})
     metrics: dict[str, float] = {}
     for name, value in raw.items():
         if value is None:
@@ -104,7 +105,9 @@ def _read_metrics(run_dir: Path) -> dict[str, float]:
             metrics[name] = float(value)
         else:
             raise RunFolderError(run_dir, f"metrics.json: metric {name!r} is not a number: {value!r}")
-    return metrics
+    if not isinstance(made, dict):
+        raise RunFolderError(run_dir, "metrics.json: provenance is not an object")
+    return metrics, made
 
 
 def _read_curve(run_dir: Path) -> pd.DataFrame:
@@ -124,115 +127,66 @@ def _read_curve(run_dir: Path) -> pd.DataFrame:
     return curve[list(CURVE_COLUMNS)]
 
 
-def _read_config(run_dir: Path) -> tuple[dict[str, Any], list[str], str, str]:
-    """Read ``config.json`` and return its labels, artifacts, scale and run path, checked.
-
-    The run path is the config's ``run`` entry, else it is derived from the folder (:func:`run_name`).
-    """
-    config = _read_json(run_dir, "config.json")
-    labels = config.get("labels")
-    if not isinstance(labels, dict):
-        raise RunFolderError(run_dir, "config.json has no 'labels' object")
-    missing = [key for key in REQUIRED_LABELS if key not in labels]
-    if missing:
-        raise RunFolderError(run_dir, f"config.json labels lack {missing}")
-    clashes = sorted((set(labels) - set(REQUIRED_LABELS)) & RESERVED)
-    if clashes:
-        raise RunFolderError(run_dir, f"config.json labels use reserved names {clashes}")
-    artifacts = config.get("artifacts", [])
-    if isinstance(artifacts, str):
-        artifacts = [artifacts]
-    if not isinstance(artifacts, list):
-        raise RunFolderError(run_dir, "config.json 'artifacts' is not a list")
-    scale = str(config.get("scale", ""))
-    run = config.get("run")
-    run = run if isinstance(run, str) and run else run_name(run_dir)
-    return labels, [str(a) for a in artifacts], scale, run
-
-
 def load_run(run_dir: Path | str) -> Run:
     """Parse one run folder; raise :class:`RunFolderError` naming it if anything is wrong."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunFolderError(run_dir, "is not a directory")
-    labels, artifacts, scale, run = _read_config(run_dir)
-    return Run(
-        path=run_dir,
-        run=run,
-        labels=labels,
-        artifacts=artifacts,
-        scale=scale,
-        metrics=_read_metrics(run_dir),
-        curve=_read_curve(run_dir),
-    )
+    config = _read_json(run_dir, "config.json")
+    metrics, made = _read_metrics(run_dir)
+    return Run(path=run_dir, config=config, metrics=metrics, provenance=made, curve=_read_curve(run_dir))
 
 
-def extra_labels(runs: Iterable[Run]) -> list[str]:
-    """Return the sorted label names beyond :data:`REQUIRED_LABELS` used by any run."""
-    names: set[str] = set()
-    for run in runs:
-        names.update(run.labels)
-    return sorted(names - set(REQUIRED_LABELS))
+def curve_means(curve: pd.DataFrame) -> dict[str, float]:
+    """``mean_<metric>`` for every metric of a curve: the mean of its points."""
+    if curve.empty:
+        return {}
+    means = curve.groupby("metric", sort=True)["value"].mean()
+    return {f"{CURVE_MEAN}{metric}": float(value) for metric, value in means.items()}
 
 
-def _identity(run: Run, artifact: str, extras: Sequence[str]) -> dict[str, Any]:
-    """The identifying columns of one run under one artifact (labels and extras)."""
-    row: dict[str, Any] = {
-        "study": run.labels["study"],
-        "artifact": artifact,
-        "scale": run.scale,
-        "run": run.run,
-    }
-    for key in REQUIRED_LABELS[1:]:
-        row[key] = run.labels[key]
-    for key in extras:
-        row[key] = run.labels.get(key)
-    return row
+def _check_labels(run_dir: Path, labels: Mapping[str, Any]) -> None:
+    missing = [key for key in REQUIRED_LABELS if key not in labels]
+    if missing:
+        raise RunFolderError(run_dir, f"its labels lack {missing}")
+    clashes = sorted((set(labels) - set(REQUIRED_LABELS)) & RESERVED)
+    if clashes:
+        raise RunFolderError(run_dir, f"its labels use reserved names {clashes}")
 
 
-def _table_rows(run: Run, extras: Sequence[str]) -> Iterator[dict[str, Any]]:
-    """Yield one table row per (artifact, metric) of ``run``."""
-    for artifact in run.artifacts:
-        ident = _identity(run, artifact, extras)
-        for metric, value in run.metrics.items():
-            yield {**ident, "metric": metric, "value": value}
-
-
-def _curve_frame(run: Run, extras: Sequence[str]) -> pd.DataFrame:
-    """Return the curve of ``run`` repeated under each of its artifacts, with identity columns."""
-    frames = []
-    for artifact in run.artifacts:
-        ident = _identity(run, artifact, extras)
-        del ident["scale"]
-        frame = run.curve.copy()
-        for key, value in reversed(list(ident.items())):
-            frame.insert(0, key, [value] * len(frame))
-        frames.append(frame)
-    if not frames:
-        return pd.DataFrame()
-    return pd.concat(frames, ignore_index=True)
-
-
-def collect_runs(run_dirs: Iterable[Path | str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Read run folders and return ``(table, curves)`` in long form (see the module doc).
-
-    Runs whose config lists no artifact are skipped with a warning, since no report uses them.
-    """
-    runs = [load_run(d) for d in run_dirs]
-    for run in runs:
-        if not run.artifacts:
-            warnings.warn(f"run folder {run.path}: no artifacts listed, skipped", stacklevel=2)
-    extras = extra_labels(runs)
+def collect(uses: Iterable[Mapping[str, Any]], study: str, scale: str
+            ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``(table, curves, provenance)`` in long form for the uses (see the module doc)."""
+    uses = list(uses)
+    runs: dict[str, Run] = {}
+    for use in uses:
+        folder = str(use["folder"])
+        if folder not in runs:
+            runs[folder] = load_run(folder)
+        _check_labels(Path(folder), use["labels"])
+    extras = sorted({key for use in uses for key in use["labels"]} - set(REQUIRED_LABELS))
     table_columns = [*TABLE_HEAD, *extras, "metric", "value"]
-    curve_columns = [*CURVES_HEAD, *extras, *CURVE_COLUMNS]
+    curve_columns = [*TABLE_HEAD, *extras, *CURVE_COLUMNS]
 
-    table = pd.DataFrame([row for run in runs for row in _table_rows(run, extras)], columns=table_columns)
-    curve_frames = [f for f in (_curve_frame(run, extras) for run in runs) if not f.empty]
-    if curve_frames:
-        curves = pd.concat(curve_frames, ignore_index=True)[curve_columns]
-    else:
-        curves = pd.DataFrame(columns=curve_columns)
-    return table, curves
+    rows, curve_frames = [], []
+    for use in uses:
+        run = runs[str(use["folder"])]
+        ident = {"study": study, "artifact": use["artifact"], "scale": scale, "run": run_name(run.path),
+                 **{key: use["labels"].get(key) for key in (*REQUIRED_LABELS, *extras)}}
+        for metric, value in {**run.metrics, **curve_means(run.curve)}.items():
+            rows.append({**ident, "metric": metric, "value": value})
+        if not run.curve.empty:
+            frame = run.curve.copy()
+            for key, value in reversed(list(ident.items())):
+                frame.insert(0, key, [value] * len(frame))
+            curve_frames.append(frame)
+    table = pd.DataFrame(rows, columns=table_columns)
+    curves = (pd.concat(curve_frames, ignore_index=True)[curve_columns] if curve_frames
+              else pd.DataFrame(columns=curve_columns))
+    provenance = pd.DataFrame([{"run": run_name(run.path), **run.provenance} for run in runs.values()])
+    if provenance.empty:
+        provenance = pd.DataFrame(columns=["run"])
+    return table, curves, provenance
 
 
 def write_csv(frame: pd.DataFrame, path: Path | str) -> None:
@@ -241,48 +195,51 @@ def write_csv(frame: pd.DataFrame, path: Path | str) -> None:
         frame.to_csv(tmp, index=False)
 
 
-def write_tables(
-    run_dirs: Iterable[Path | str], table_path: Path | str, curves_path: Path | str
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Collect ``run_dirs`` and write the run table and the curve table as CSV files."""
-    table, curves = collect_runs(run_dirs)
+def write_tables(uses: Iterable[Mapping[str, Any]], study: str, scale: str, table_path: Path | str,
+                 curves_path: Path | str, provenance_path: Path | str | None = None
+                 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Collect the uses and write the run, curve (and provenance) tables as CSV files."""
+    table, curves, provenance = collect(uses, study, scale)
     write_csv(table, table_path)
     write_csv(curves, curves_path)
-    return table, curves
+    if provenance_path is not None:
+        write_csv(provenance, provenance_path)
+    return table, curves, provenance
+
+
+def uses_of_folders(run_dirs: Iterable[Path | str], artifact: str) -> list[dict[str, Any]]:
+    """Uses labelled by each folder's own config (task, model, cell names and seed)."""
+    uses = []
+    for run_dir in run_dirs:
+        config = _read_json(Path(run_dir), "config.json")
+        labels = {axis: (config.get(axis) or {}).get("name") for axis in ("task", "model", "cell")}
+        uses.append({"artifact": artifact, "folder": str(run_dir), "labels": {**labels, "seed": config.get("seed")}})
+    return uses
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the process exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m rnnrepro.aggregate",
-        description="Collect run folders into a long-form run table and a curve table (CSV).",
-    )
-    parser.add_argument(
-        "--table", required=True, type=Path, help="output CSV: one row per (artifact, metric) of each run"
-    )
-    parser.add_argument(
-        "--curves",
-        required=True,
-        type=Path,
-        help="output CSV: one row per (artifact, curve point) of each run",
-    )
-    parser.add_argument(
-        "run_dirs",
-        nargs="*",
-        type=Path,
-        metavar="RUN_DIR",
-        help="run folders (holding config.json, metrics.json)",
-    )
+        description="Collect run folders into a long-form run table, a curve table and a provenance table (CSV). "
+                    "Each run is labelled by its own task, model, cell and seed.")
+    parser.add_argument("--table", required=True, type=Path, help="output CSV: one row per metric of each run")
+    parser.add_argument("--curves", required=True, type=Path, help="output CSV: one row per curve point of each run")
+    parser.add_argument("--provenance", type=Path, help="output CSV: device, torch, threads, wall time per run")
+    parser.add_argument("--study", default="", help="value of the study column")
+    parser.add_argument("--artifact", default="runs", help="value of the artifact column (default: runs)")
+    parser.add_argument("--scale", default="", help="value of the scale column")
+    parser.add_argument("run_dirs", nargs="*", type=Path, metavar="RUN_DIR",
+                        help="run folders (holding config.json, metrics.json)")
     args = parser.parse_args(argv)
     try:
-        table, curves = write_tables(args.run_dirs, args.table, args.curves)
+        uses = uses_of_folders(args.run_dirs, args.artifact)
+        table, curves, _ = write_tables(uses, args.study, args.scale, args.table, args.curves, args.provenance)
     except RunFolderError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    print(
-        f"{len(args.run_dirs)} runs -> {len(table)} table rows ({args.table}), "
-        f"{len(curves)} curve rows ({args.curves})"
-    )
+    print(f"{len(args.run_dirs)} runs -> {len(table)} table rows ({args.table}), "
+          f"{len(curves)} curve rows ({args.curves})")
     return 0
 
 

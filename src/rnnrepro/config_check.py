@@ -7,6 +7,7 @@ or a value of the wrong type is reported with the allowed keys, without building
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import types
 import typing
@@ -37,14 +38,21 @@ def _accepts(hint: Any, value: Any) -> bool:
     return True  # generic containers etc.: left to the constructor
 
 
-def check_kwargs(owner: str, function: Any, params: dict, skip: set[str]) -> None:
-    """Check ``params`` against the keyword parameters of ``function`` (names and types)."""
-    signature = inspect.signature(function)
+@functools.cache
+def _parameters(function: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """Parameter names and resolved type hints of ``function`` (read once per function)."""
+    names = tuple(inspect.signature(function).parameters)
     try:
         hints = typing.get_type_hints(function.__init__ if inspect.isclass(function) else function)
     except Exception:  # noqa: BLE001 - unresolvable hints: check names only
         hints = {}
-    allowed = [p for p in signature.parameters if p not in skip and p != "self"]
+    return names, hints
+
+
+def check_kwargs(owner: str, function: Any, params: dict, skip: set[str]) -> None:
+    """Check ``params`` against the keyword parameters of ``function`` (names and types)."""
+    names, hints = _parameters(function)
+    allowed = [p for p in names if p not in skip and p != "self"]
     for key, value in params.items():
         if key not in allowed:
             raise ConfigError(f"{owner} has no parameter {key!r}; allowed: {', '.join(allowed) or '(none)'}")
@@ -53,10 +61,14 @@ def check_kwargs(owner: str, function: Any, params: dict, skip: set[str]) -> Non
             raise ConfigError(f"{owner} parameter {key!r} = {value!r} has the wrong type; expected {hint}")
 
 
+@functools.cache
+def _fields(cls: type) -> tuple[list[str], dict[str, Any]]:
+    return [f.name for f in dataclasses.fields(cls)], typing.get_type_hints(cls)
+
+
 def check_dataclass(owner: str, cls: type, params: dict) -> None:
     """Check ``params`` against the fields of a dataclass."""
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
+    names, hints = _fields(cls)
     for key, value in params.items():
         if key not in names:
             raise ConfigError(f"{owner} has no setting {key!r}; allowed: {', '.join(names)}")

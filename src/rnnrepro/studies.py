@@ -1,16 +1,24 @@
-"""From configuration files to the list of training runs.
+"""From configuration files to the training runs and the artifacts that read them.
 
 ``load_workflow_config`` validates ``config/config.yaml`` and every selected study file
-against the JSON schemas (with the task, model and cell enums filled in from the
-registries), merges the chosen scale over each study, and expands every artifact's grid
-into runs. A run is identified by its study and a path of ``key~value`` segments, e.g.
-``task~pos/model~brnn/cell~lstm/seed~1``; two artifacts asking for the same run share it.
-Every problem is reported before any job starts, naming the file and key at fault.
+against the JSON schemas (with the task, model, cell and analysis enums filled in from the
+registries), merges the chosen scale over each study, and expands every artifact's grids
+into runs. Every problem is reported before any job starts, naming the file and key at fault.
+
+A run is identified by what decides its numbers and nothing else: its task, model, cell and
+training settings and its seed (:func:`run_identity`). Its folder is
+``task~<task>/model~<model>/cell~<cell>/cfg~<digest of the settings>/seed~<seed>`` under
+``results/<scale>/runs/``, so any two artifacts, of one study or of two, that ask for the same
+settings share one run, and adding an artifact retrains nothing that exists. Which artifact
+asked for a run and under which labels (grid axes such as ``T`` or ``delay``) is bookkeeping:
+it lives in :class:`RunUse` and reaches the aggregation as a parameter, never the run.
 """
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +29,32 @@ import yaml
 from .config_check import ConfigError, check_run_config
 
 FIXED_AXES = ("task", "model", "cell")
+IDENTITY_SECTIONS = ("task", "model", "cell", "train")
+DEFAULT_GRID = "main"  # name of the grid of an artifact that gives a single `grid:`
+
+
+@dataclass(frozen=True)
+class RunUse:
+    """One run as an artifact uses it: the run's folder (under ``runs/``) and its labels."""
+
+    folder: str
+    labels: dict[str, Any]
+
+
+@dataclass
+class Artifact:
+    """One table or figure of a paper after the scale merge."""
+
+    name: str
+    title: str
+    spec: dict[str, Any]  # the merged YAML entry (claims, show, choices, ...)
+    runs: list[RunUse] = field(default_factory=list)  # runs it trains (its grids)
+    analysis: dict[str, Any] | None = None  # analysis params (with name), if it is one
+    reads: list[RunUse] = field(default_factory=list)  # trained runs its analysis reads
+
+    @property
+    def claims(self) -> list[dict[str, Any]]:
+        return list(self.spec.get("claims") or [])
 
 
 @dataclass
@@ -32,12 +66,17 @@ class Study:
     paper: str
     scale: str
     scale_note: str
-    artifacts: dict[str, dict[str, Any]]
-    runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run path -> run config
-    analyses: dict[str, dict[str, Any]] = field(default_factory=dict)  # artifact -> analysis params (with name)
+    spec: dict[str, Any]  # the merged YAML (choices, defaults, ...)
+    artifacts: dict[str, Artifact]
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # folder -> run identity
 
-    def runs_of(self, artifact: str) -> list[str]:
-        return [run for run, cfg in self.runs.items() if artifact in cfg["artifacts"]]
+    @property
+    def analyses(self) -> dict[str, dict[str, Any]]:
+        return {name: a.analysis for name, a in self.artifacts.items() if a.analysis is not None}
+
+    def uses(self) -> list[tuple[str, RunUse]]:
+        """(artifact, run use) for every run every artifact trains, in YAML order."""
+        return [(name, use) for name, artifact in self.artifacts.items() for use in artifact.runs]
 
 
 # -- schema validation -----------------------------------------------------------------------
@@ -91,7 +130,8 @@ def fill_defaults(instance: dict, schema: dict) -> dict:
 
 
 def registry_enums(study_schema: dict) -> dict:
-    """The study schema with the task, model and cell name enums taken from the registries."""
+    """The study schema with the task, model, cell and analysis name enums from the registries."""
+    from .analyses import ANALYSES
     from .cells import CELLS
     from .models import MODELS
     from .tasks import TASKS
@@ -100,21 +140,19 @@ def registry_enums(study_schema: dict) -> dict:
     schema["$defs"]["task_name"]["enum"] = TASKS.names()
     schema["$defs"]["model_name"]["enum"] = MODELS.names()
     schema["$defs"]["cell_name"]["enum"] = CELLS.names()
-    from .analyses import ANALYSES
-
     schema["$defs"]["analysis_name"]["enum"] = ANALYSES.names()
     return schema
 
 
-# -- merging and grid expansion --------------------------------------------------------------
+# -- merging -----------------------------------------------------------------------------------
 def deep_merge(base: dict, override: dict) -> dict:
     """Mappings merge key by key; anything else (lists included) is replaced."""
-    result = copy.deepcopy(base)
+    result = dict(base)
     for key, value in (override or {}).items():
         if isinstance(value, dict) and isinstance(result.get(key), dict):
             result[key] = deep_merge(result[key], value)
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = value
     return result
 
 
@@ -136,81 +174,159 @@ def apply_scale(study: dict, scale: str) -> dict:
     return merged
 
 
+# -- run identity ------------------------------------------------------------------------------
+def settings_digest(identity: dict) -> str:
+    """Ten hex digits of sha256 over a run's settings (task, model, cell, train; not the seed)."""
+    settings = {key: identity[key] for key in IDENTITY_SECTIONS}
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def run_identity(settings: dict, seed: int) -> dict:
+    """What decides a run's numbers: its task, model, cell and training settings and its seed."""
+    return {**{key: settings.get(key) or {} for key in IDENTITY_SECTIONS}, "seed": seed}
+
+
+def run_folder(identity: dict) -> str:
+    """``task~pos/model~brnn/cell~lstm/cfg~1a2b3c4d5e/seed~1``: readable names, then the digest."""
+    names = [f"{axis}~{identity[axis]['name']}" for axis in FIXED_AXES]
+    return "/".join([*names, f"cfg~{settings_digest(identity)}", f"seed~{identity['seed']}"])
+
+
+# -- grid expansion ----------------------------------------------------------------------------
 def axis_label(key: str) -> str:
-    """Folder/column name of a grid axis: ``task.T`` -> ``T``; ``model`` -> ``model``."""
+    """Column name of a grid axis: ``task.T`` -> ``T``; ``model`` -> ``model``."""
     return key.rsplit(".", 1)[-1]
 
 
-def run_path(labels: dict[str, Any], extra_axes: list[str]) -> str:
-    """``task~pos/model~brnn/cell~lstm[/T~100]/seed~1``: fixed axes, extra axes, seed."""
-    parts = [f"{axis}~{labels[axis]}" for axis in FIXED_AXES]
-    parts += [f"{axis}~{labels[axis]}" for axis in extra_axes]
-    parts.append(f"seed~{labels['seed']}")
-    return "/".join(parts)
+def artifact_grids(name: str, artifact: dict) -> dict[str, dict]:
+    """The named grids of an artifact: ``grids`` as given, or ``{"main": grid}``."""
+    if "grids" in artifact:
+        if "grid" in artifact:
+            raise ConfigError(f"artifacts.{name}: give either grid or grids, not both")
+        return {grid: dict(axes or {}) for grid, axes in artifact["grids"].items()}
+    return {DEFAULT_GRID: dict(artifact.get("grid") or {})} if "grid" in artifact else {}
 
 
-def expand_artifact(study: str, scale: str, name: str, artifact: dict, defaults: dict) -> dict[str, dict]:
-    """All runs of one artifact: run path -> run config."""
-    settings = deep_merge(defaults, {k: artifact.get(k, {}) for k in ("task", "model", "cell", "train", "per_cell")})
-    per_cell = settings.pop("per_cell", {})
-    grid = dict(artifact["grid"])
+def expand_grid(name: str, grid_name: str, grid: dict, settings: dict, per_cell: dict,
+                named_grid: bool) -> list[tuple[dict, dict]]:
+    """(run identity, labels) of every point of one grid."""
+    grid = dict(grid)
     grid.setdefault("seed", [1])
     for axis in FIXED_AXES:
         if axis not in grid:
-            if "name" not in settings.get(axis, {}):
-                raise ConfigError(f"artifacts.{name}: no {axis} given (put it in grid.{axis} or {axis}.name)")
+            if "name" not in (settings.get(axis) or {}):
+                raise ConfigError(f"artifacts.{name}: no {axis} given (put it in a grid or in {axis}.name)")
             grid[axis] = [settings[axis]["name"]]
     extra_axes = sorted(k for k in grid if k not in FIXED_AXES + ("seed",))
     labels_of_extra = [axis_label(k) for k in extra_axes]
-    if len(set(labels_of_extra)) != len(labels_of_extra):
-        raise ConfigError(f"artifacts.{name}.grid: axes {extra_axes} share a last name segment")
-    runs = {}
+    if len(set(labels_of_extra)) != len(labels_of_extra) or set(labels_of_extra) & {"grid", *FIXED_AXES}:
+        raise ConfigError(f"artifacts.{name}.grid: axes {extra_axes} share a last name segment "
+                          "(or use task, model, cell or grid)")
     keys = list(grid)
+    points = []
     for values in itertools.product(*(grid[k] for k in keys)):
         point = dict(zip(keys, values))
-        cfg = copy.deepcopy(settings)
+        cfg = {section: dict(settings.get(section) or {}) for section in IDENTITY_SECTIONS}
         for key, value in point.items():
             if key in FIXED_AXES:
-                cfg.setdefault(key, {})["name"] = value
+                cfg[key]["name"] = value
             elif key != "seed":
                 section, param = key.split(".", 1)
-                cfg.setdefault(section, {})[param] = value
-        cfg["cell"] = deep_merge(cfg.get("cell", {}), per_cell.get(cfg["cell"]["name"], {}))
-        labels = {"study": study, **{a: point[a] for a in FIXED_AXES},
-                  **{axis_label(k): point[k] for k in extra_axes}, "seed": point["seed"]}
-        path = run_path(labels, labels_of_extra)
-        runs[path] = {"study": study, "run": path, "scale": scale, "seed": point["seed"],
-                      "task": cfg.get("task", {}), "model": cfg.get("model", {}),
-                      "cell": cfg.get("cell", {}), "train": cfg.get("train", {}),
-                      "labels": labels, "artifacts": [name]}
-    return runs
+                cfg[section][param] = value
+        cfg["cell"] = deep_merge(cfg["cell"], per_cell.get(cfg["cell"]["name"], {}))
+        labels = {**{a: point[a] for a in FIXED_AXES}, **{axis_label(k): point[k] for k in extra_axes},
+                  "seed": point["seed"]}
+        if named_grid:
+            labels["grid"] = grid_name
+        points.append((run_identity(cfg, point["seed"]), labels))
+    return points
 
 
-def expand_study(name: str, study: dict, scale: str) -> Study:
-    """Merge the scale, expand every artifact and join runs that two artifacts share."""
+class RunChecker:
+    """check_run_config once per distinct setting (seeds share it): planning stays linear and cheap."""
+
+    def __init__(self):
+        self._seen: dict[str, str | None] = {}
+
+    def __call__(self, identity: dict) -> None:
+        key = json.dumps({k: identity[k] for k in IDENTITY_SECTIONS}, sort_keys=True)
+        if key not in self._seen:
+            try:
+                check_run_config(identity)
+                self._seen[key] = None
+            except ConfigError as error:
+                self._seen[key] = str(error)
+        if self._seen[key] is not None:
+            raise ConfigError(self._seen[key])
+
+
+def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None = None) -> Study:
+    """Merge the scale, expand every artifact's grids and share runs of equal settings."""
+    checker = checker or RunChecker()
     merged = apply_scale(study, scale)
     result = Study(name=name, title=merged["title"], paper=merged["paper"], scale=scale,
-                   scale_note=merged["scale_note"], artifacts=merged["artifacts"])
-    for artifact_name, artifact in merged["artifacts"].items():
-        if "analysis" in artifact:
-            result.analyses[artifact_name] = check_analysis(artifact_name, artifact["analysis"])
-            continue
-        for path, cfg in expand_artifact(name, scale, artifact_name, artifact, merged["defaults"]).items():
-            try:
-                check_run_config(cfg)
-            except ConfigError as error:
-                raise ConfigError(f"artifacts.{artifact_name}, run {path}: {error}") from None
-            if path in result.runs:
-                existing = result.runs[path]
-                if _without_artifacts(existing) != _without_artifacts(cfg):
-                    raise ConfigError(
-                        f"run {path} is asked for by artifacts {existing['artifacts']} and "
-                        f"{artifact_name!r} with different settings; put the setting that differs "
-                        "in the grid so the runs get different folders")
-                existing["artifacts"].append(artifact_name)
-            else:
-                result.runs[path] = cfg
+                   scale_note=merged["scale_note"], spec=merged, artifacts={})
+    defaults = merged["defaults"]
+    for artifact_name, raw in merged["artifacts"].items():
+        artifact = Artifact(name=artifact_name, title=raw["title"], spec=raw)
+        if "analysis" in raw:
+            artifact.analysis = check_analysis(artifact_name, raw["analysis"])
+        settings = deep_merge(defaults, {k: raw.get(k) or {} for k in (*IDENTITY_SECTIONS, "per_cell")})
+        per_cell = settings.pop("per_cell", {}) or {}
+        grids = artifact_grids(artifact_name, raw)
+        for grid_name, grid in grids.items():
+            for identity, labels in expand_grid(artifact_name, grid_name, grid, settings, per_cell, len(grids) > 1):
+                folder = run_folder(identity)
+                try:
+                    checker(identity)
+                except ConfigError as error:
+                    raise ConfigError(f"artifacts.{artifact_name}, run {folder}: {error}") from None
+                result.runs[folder] = identity
+                artifact.runs.append(RunUse(folder, labels))
+        result.artifacts[artifact_name] = artifact
+    for artifact in result.artifacts.values():
+        if "runs_of" in artifact.spec:
+            other = result.artifacts.get(artifact.spec["runs_of"])
+            if other is None or not other.runs:
+                raise ConfigError(f"artifacts.{artifact.name}.runs_of: {artifact.spec['runs_of']!r} is not an "
+                                  f"artifact with runs; known: {', '.join(a for a, x in result.artifacts.items() if x.runs)}")
+            artifact.runs = list(other.runs)
+    for artifact in result.artifacts.values():
+        artifact.reads = resolve_reads(artifact, result)
     return result
+
+
+def resolve_reads(artifact: Artifact, study: Study) -> list[RunUse]:
+    """The trained runs an analysis reads: its own grids' runs, then each ``reads`` entry's
+    (``{artifact: other, where: {label: value or [values]}}``), each run once."""
+    if artifact.analysis is None:
+        return []
+    uses = list(artifact.runs)
+    for index, entry in enumerate(artifact.spec.get("reads") or []):
+        other = study.artifacts.get(entry["artifact"])
+        where = f"artifacts.{artifact.name}.reads[{index}]"
+        if other is None:
+            raise ConfigError(f"{where}: unknown artifact {entry['artifact']!r}; known: {', '.join(study.artifacts)}")
+        chosen = [use for use in other.runs if labels_match(use.labels, entry.get("where") or {})]
+        if not chosen:
+            raise ConfigError(f"{where}: no run of artifact {entry['artifact']!r} has the labels {entry.get('where')}")
+        uses += chosen
+    seen, unique = set(), []
+    for use in uses:
+        if use.folder not in seen:
+            seen.add(use.folder)
+            unique.append(use)
+    return unique
+
+
+def labels_match(labels: dict, where: dict) -> bool:
+    """Whether ``labels`` has each key of ``where`` at its value (or at one of its list of values)."""
+    for key, wanted in where.items():
+        options = wanted if isinstance(wanted, list) else [wanted]
+        if labels.get(key) not in options:
+            return False
+    return True
 
 
 def check_analysis(artifact: str, params: dict) -> dict:
@@ -225,32 +341,47 @@ def check_analysis(artifact: str, params: dict) -> dict:
     except KeyError as error:
         raise ConfigError(f"artifacts.{artifact}.analysis: {error}") from None
     try:
-        check_kwargs(f"analysis {name!r}", function, params, skip={"seed"})
+        check_kwargs(f"analysis {name!r}", function, params, skip={"seed", "runs"})
     except ConfigError as error:
         raise ConfigError(f"artifacts.{artifact}.analysis: {error}") from None
     return {"name": name, **params}
 
 
-def _without_artifacts(cfg: dict) -> dict:
-    return {k: v for k, v in cfg.items() if k != "artifacts"}
+def study_names(studies_dir: Path) -> list[str]:
+    """Every study of the project: the stems of ``config/studies/*.yaml``."""
+    return sorted(p.stem for p in Path(studies_dir).glob("*.yaml"))
+
+
+def load_study(name: str, studies_dir: Path, schema: dict, scale: str, checker: RunChecker | None = None) -> Study:
+    path = Path(studies_dir) / f"{name}.yaml"
+    raw = load_yaml(path)
+    validate(raw, schema, path)
+    try:
+        return expand_study(name, raw, scale, checker)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
 
 
 def load_workflow_config(config: dict, schema_dir: Path, studies_dir: Path) -> tuple[dict, dict[str, Study]]:
-    """Validate the top-level config and every selected study; return (config with defaults, studies)."""
+    """Validate the top-level config and every selected study; return (config with defaults, studies).
+
+    ``studies`` defaults to every study file in ``studies_dir``.
+    """
     schema_dir, studies_dir = Path(schema_dir), Path(studies_dir)
     config_schema = load_yaml(schema_dir / "config.schema.yaml")
-    known = sorted(p.stem for p in studies_dir.glob("*.yaml"))
+    known = study_names(studies_dir)
     config_schema["properties"]["studies"]["items"]["enum"] = known
     validate(config, config_schema, "config")
     config = fill_defaults(config, config_schema)
-    study_schema = registry_enums(load_yaml(schema_dir / "study.schema.yaml"))
-    studies = {}
-    for name in config["studies"]:
-        path = studies_dir / f"{name}.yaml"
-        raw = load_yaml(path)
-        validate(raw, study_schema, path)
-        try:
-            studies[name] = expand_study(name, raw, config["scale"])
-        except ConfigError as error:
-            raise ConfigError(f"{path}: {error}") from None
+    if config.get("studies") is None:
+        config["studies"] = known
+    study_schema = study_schema_of(schema_dir)
+    checker = RunChecker()
+    studies = {name: load_study(name, studies_dir, study_schema, config["scale"], checker)
+               for name in config["studies"]}
     return config, studies
+
+
+def study_schema_of(schema_dir: Path) -> dict:
+    """The study schema with the registries' names filled in."""
+    return registry_enums(load_yaml(Path(schema_dir) / "study.schema.yaml"))

@@ -8,10 +8,41 @@
   same metrics as an uninterrupted run.
 - SIGTERM or SIGUSR1 (what SLURM sends before preempting) makes the run finish its
   current step, write a checkpoint and exit with :data:`EXIT_INTERRUPTED`.
-- Outputs (config.json, curve.tsv, metrics.json, checkpoint.pt) appear atomically.
+- Outputs appear atomically: config.json, curve.tsv, metrics.json, then model.pt (the final
+  model -- with early stopping, the one kept -- for analyses) last; checkpoint.pt is the
+  resume state, never a declared output.
+- A run's identity is its config (task, model, cell, train, seed) plus the identities of its
+  data and code; a checkpoint of another identity is set aside, never resumed.
+- ``metrics.json`` carries, under ``provenance``, where and how the numbers were made: device,
+  torch version, threads, the environment switches and the training wall time.
 - A NaN or infinite loss stops the run with an error naming the step.
 - The device is chosen at run time: CUDA when present, else the CPU
   (``RNNREPRO_DEVICE`` overrides).
+
+What a run's ``train:`` settings (:class:`TrainConfig`) add to plain minibatch training:
+
+- Learning-rate schedule (Zaremba et al. 2014): epoch e = 1, 2, ... trains with
+
+      lr_e = lr / lr_decay ** max(0, e - lr_decay_after)
+
+  (medium: lr 1, lr_decay 1.2, lr_decay_after 6; large: 1.15 after 14). The rate is a
+  function of the epoch alone, set at the start of every epoch, so it survives a resume.
+- Early stopping (``patience`` P, ``min_delta`` δ): after each epoch the task's dev metric
+  v_e (``task.dev_metric``, the one on the curve) is compared with the best so far, v*. It
+  improves when v_e < v* - δ for metrics where lower is better (MSE, NLL, perplexity) and
+  when v_e > v* + δ where higher is better (accuracy, BLEU, UAS/LAS; see
+  :meth:`rnnrepro.tasks.base.Task.dev_goal_of`); the first epoch always does, NaN never.
+  On improvement v* = v_e and the weights are kept; training stops once P epochs in a row
+  have not improved (or after ``epochs``). The model evaluated on dev and test at the end,
+  and saved as model.pt, is the kept one; metrics.json has ``best_epoch`` (its epoch) and
+  ``epochs`` (epochs trained). The kept weights, v*, and the count of epochs without
+  improvement are in the checkpoint.
+- Carried state (tasks with ``stateful``, e.g. ``lm`` with ``stateful: true``): each training
+  batch starts from the model's state at the end of the previous one, detached (truncated
+  BPTT), and from zeros at the start of every epoch. That state is in the checkpoint, so a
+  resumed run continues exactly where the killed one was.
+- Dropout masks come from torch's global generator, seeded by the run's seed and saved in
+  every checkpoint with numpy's and Python's.
 """
 from __future__ import annotations
 
@@ -24,7 +55,9 @@ import os
 import random
 import signal
 import sys
+import textwrap
 import time
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -36,27 +69,65 @@ from torch import nn
 from . import atomic
 from .models import build_model
 from .tasks import Task, build_task
+from .tasks.base import detach_state, forward_with_state, move_state, state_obstacle
 
 log = logging.getLogger("rnnrepro.train")
 
 EXIT_INTERRUPTED = 143  # 128 + SIGTERM: "stopped on request, resumable"
 CHECKPOINT = "checkpoint.pt"
+MODEL = "model.pt"
+#: Environment switches that change how (not what) the cells compute; recorded in provenance.
+SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PACKED")
+
+
+def setting(default: Any, help: str) -> Any:
+    """A field of :class:`TrainConfig` with its help text."""
+    return field(default=default, metadata={"help": help})
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Optimisation settings of a run (the ``train:`` section of a study file)."""
+    """Optimisation settings of a run (the ``train:`` section of a study file); each field's
+    ``help`` is shown by ``python -m rnnrepro.train --help``."""
 
-    epochs: int = 1  # passes over the training split
-    batch_size: int = 20  # sequences per step
-    optimizer: Literal["sgd", "adam", "adagrad"] = "adagrad"
-    lr: float = 0.5  # learning rate
-    initial_accumulator: float = 0.0  # Adagrad's starting sum of squared gradients (TensorFlow 1's default is 0.1)
-    clip: float | None = None  # largest global gradient norm; None: no clipping
-    clip_value: float | None = None  # clip each gradient entry to [-v, v] (the PRU paper's "threshold at ±1")
-    checkpoint_every: int = 100  # steps between checkpoints (one is also written at each epoch end)
-    log_every: int = 20  # steps between points of the train_loss curve
-    eval_batch_size: int = 100  # sequences per evaluation batch
+    epochs: int = setting(1, "passes over the training split (at most, with patience)")
+    batch_size: int = setting(20, "sequences per step (stateful tasks: parallel pieces of the training stream)")
+    optimizer: Literal["sgd", "adam", "adagrad"] = setting("adagrad", "sgd, adam or adagrad")
+    lr: float = setting(0.5, "learning rate (of the first epochs when lr_decay is set)")
+    initial_accumulator: float = setting(0.0, "Adagrad's starting sum of squared gradients "
+                                              "(TensorFlow 1's default is 0.1)")
+    clip: float | None = setting(None, "largest global gradient norm; null: no clipping")
+    clip_value: float | None = setting(None, "clip each gradient entry to [-v, v] "
+                                             "(the PRU paper's \"threshold at ±1\"); null: none")
+    checkpoint_every: int = setting(100, "steps between checkpoints (one is also written at each epoch end)")
+    log_every: int = setting(20, "steps between points of the train_loss curve")
+    eval_batch_size: int = setting(100, "sequences per evaluation batch (stateful tasks: parallel pieces "
+                                        "of the dev/test stream)")
+    lr_decay: float = setting(1.0, "divide the learning rate by this every epoch after lr_decay_after: "
+                                   "lr_e = lr / lr_decay^max(0, e - lr_decay_after), e = 1, 2, ... "
+                                   "(Zaremba: 1.2 medium, 1.15 large; 1: constant)")
+    lr_decay_after: int = setting(0, "epochs at the full learning rate before the decay starts "
+                                     "(Zaremba: 6 medium, 14 large)")
+    patience: int | None = setting(None, "early stopping: stop once the dev metric has not improved by more "
+                                         "than min_delta for this many epochs in a row, and evaluate and save "
+                                         "the weights of its best epoch; null: train all epochs, keep the last")
+    min_delta: float = setting(0.0, "smallest change of the dev metric that counts as an improvement "
+                                    "(the drnn paper: 1e-3)")
+
+    def __post_init__(self):
+        if not self.lr_decay >= 1.0:
+            raise ValueError(f"lr_decay divides the learning rate every epoch and must be >= 1 (Zaremba: 1.2), "
+                             f"got {self.lr_decay}; a multiplier m < 1 (TensorFlow's lr_decay 0.8) is lr_decay 1/m")
+        if self.lr_decay_after < 0:
+            raise ValueError(f"lr_decay_after must be >= 0, got {self.lr_decay_after}")
+        if self.patience is not None and self.patience < 1:
+            raise ValueError(f"patience must be >= 1 epoch or None (no early stopping), got {self.patience}")
+        if self.min_delta < 0:
+            raise ValueError(f"min_delta must be >= 0, got {self.min_delta}")
+
+    def lr_at(self, epoch: int) -> float:
+        """The learning rate of 0-based ``epoch``: lr / lr_decay ** max(0, epoch + 1 - lr_decay_after)."""
+        return self.lr / self.lr_decay ** max(0, epoch + 1 - self.lr_decay_after)
 
 
 class NonFiniteLoss(RuntimeError):
@@ -78,6 +149,11 @@ class Progress:
     epoch_loss: float = 0.0  # sum of losses in the current epoch
     last_epoch_loss: float = float("nan")  # mean loss of the last completed epoch
     curve: list[tuple[int, int, str, float]] = field(default_factory=list)  # (step, epoch, metric, value)
+    seconds: float = 0.0  # wall time spent training, summed over every session of the run
+    best_value: float | None = None  # early stopping: best dev metric so far
+    best_epoch: int = 0  # early stopping: the (1-based) epoch of the kept weights
+    epochs_without_improvement: int = 0  # early stopping: epochs since the last improvement
+    stopped_early: bool = False  # early stopping ended training before ``epochs``
 
 
 # -- set-up ----------------------------------------------------------------------------------
@@ -115,6 +191,9 @@ def build_run(run: dict, data: str | Path | None) -> tuple[Task, nn.Module]:
     cell_params = dict(run["cell"])
     model = build_model(model_params.pop("name"), task.io, cell_params.pop("name"),
                         cell_params=cell_params, **model_params)
+    if task.stateful and state_obstacle(model) is not None:
+        raise ValueError(f"task {run['task']['name']!r} with stateful=True carries the model's state from one "
+                         f"batch to the next; {state_obstacle(model)}")
     return task, model
 
 
@@ -139,22 +218,41 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_checkpoint(path: Path, run: dict, model: nn.Module, optimizer, progress: Progress) -> None:
-    payload = {"format": 1, "config": run, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-               "rng": rng_state(), "progress": dataclasses.asdict(progress)}
+def checkpoint_key(run: dict, identity: dict | None) -> dict:
+    """What a checkpoint must match to be resumed: the run config and its data and code identity."""
+    return {"run": run, **(identity or {})}
+
+
+@dataclass
+class Resumed:
+    """What a checkpoint restores besides the model, optimiser and RNG states."""
+
+    progress: Progress
+    carried: Any = None  # the model's recurrent state after the last batch (stateful tasks)
+    best_model: dict[str, torch.Tensor] | None = None  # the kept weights (early stopping)
+
+
+def save_checkpoint(path: Path, key: dict, model: nn.Module, optimizer, progress: Progress,
+                    carried: Any = None, best_model: dict[str, torch.Tensor] | None = None) -> None:
+    payload = {"format": 3, "key": key, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+               "rng": rng_state(), "progress": dataclasses.asdict(progress),
+               "carried_state": carried, "best_model": best_model}
     with atomic.atomic_path(path) as tmp:
         torch.save(payload, tmp)
 
 
-def load_checkpoint(path: Path, run: dict, model: nn.Module, optimizer) -> Progress | None:
-    """Restore a checkpoint of this very config; None (start afresh) when there is none or it is another config's."""
+def load_checkpoint(path: Path, key: dict, model: nn.Module, optimizer) -> Resumed | None:
+    """Restore a checkpoint of this very run and identity; None (start afresh) when there is
+    none or it belongs to another config, dataset or training code. The carried state and
+    kept weights come back on the CPU."""
     if not path.exists():
         return None
     payload = torch.load(path, map_location="cpu", weights_only=False)
-    if payload.get("config") != run:
+    if payload.get("key") != key:
         stale = path.with_name(CHECKPOINT + ".stale")
         os.replace(path, stale)
-        log.warning("checkpoint %s belongs to another configuration; kept as %s, starting afresh", path, stale)
+        log.warning("checkpoint %s belongs to another configuration, dataset or training code; kept as %s, "
+                    "starting afresh", path, stale)
         return None
     model.load_state_dict(payload["model"])
     optimizer.load_state_dict(payload["optimizer"])
@@ -162,7 +260,7 @@ def load_checkpoint(path: Path, run: dict, model: nn.Module, optimizer) -> Progr
     progress = Progress(**payload["progress"])
     progress.curve = [tuple(point) for point in progress.curve]
     log.info("resuming %s at step %d (epoch %d, batch %d)", path, progress.step, progress.epoch, progress.batch_in_epoch)
-    return progress
+    return Resumed(progress, payload.get("carried_state"), payload.get("best_model"))
 
 
 # -- signals and progress display -----------------------------------------------------------------
@@ -210,20 +308,29 @@ class ProgressReport:
 
 
 # -- the loop ----------------------------------------------------------------------------------
-def train_step(model: nn.Module, task: Task, batch, optimizer, cfg: TrainConfig) -> float:
+def train_step(model: nn.Module, task: Task, batch, optimizer, cfg: TrainConfig,
+               carried: Any = None) -> tuple[float, Any]:
+    """One optimiser step on ``batch``; returns the loss and, for stateful tasks, the model's
+    state after the batch, detached (None otherwise). ``carried`` is the state to start from
+    (stateful tasks; None: zeros)."""
     model.train()
     optimizer.zero_grad(set_to_none=True)
-    loss = task.total_loss(model(batch), batch)
+    if task.stateful:
+        output, carried = forward_with_state(model, batch, carried)
+        carried = detach_state(carried)
+    else:
+        output = model(batch)
+    loss = task.total_loss(output, batch)
     value = float(loss.detach())
     if not math.isfinite(value):
-        return value
+        return value, carried
     loss.backward()
     if cfg.clip is not None:
         nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
     if cfg.clip_value is not None:
         nn.utils.clip_grad_value_(model.parameters(), cfg.clip_value)
     optimizer.step()
-    return value
+    return value, carried
 
 
 def evaluate(model: nn.Module, task: Task, splits: tuple[str, ...], cfg: TrainConfig, device) -> dict[str, float]:
@@ -234,37 +341,60 @@ def evaluate(model: nn.Module, task: Task, splits: tuple[str, ...], cfg: TrainCo
     return metrics
 
 
+def provenance(device: torch.device, seconds: float) -> dict[str, Any]:
+    """Where and how a run's numbers were made (not part of its identity)."""
+    return {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
+            "python": sys.version.split()[0],
+            **{name: os.environ.get(name, "") for name in SWITCHES},
+            "wall_seconds": round(seconds, 3)}
+
+
 def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
-              device: str | None = None, progress_interval: float = 10.0) -> dict[str, float]:
+              device: str | None = None, progress_interval: float = 10.0,
+              identity: dict | None = None) -> dict[str, float]:
     """Train one run into ``out_dir``, resuming from its checkpoint; return its metrics.
 
-    ``run`` is the run config (task, model, cell, train, seed, ...); ``data`` the prepared
-    dataset file when the task reads one.
+    ``run`` is the run config (task, model, cell, train, seed); ``data`` the prepared dataset
+    file when the task reads one; ``identity`` the data and code identities the checkpoint
+    must also match (the workflow passes them).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
     cfg = TrainConfig(**run.get("train", {}))
     device = pick_device(device)
     seed_everything(run["seed"])
     task, model = build_run(run, data)
     model.to(device)
     optimizer = make_optimizer(model.parameters(), cfg)
+    goal = task.dev_goal_of() if cfg.patience is not None else None
     checkpoint = out_dir / CHECKPOINT
-    progress = load_checkpoint(checkpoint, run, model, optimizer) or Progress()
+    key = checkpoint_key(run, identity)
+    resumed = load_checkpoint(checkpoint, key, model, optimizer) or Resumed(Progress())
+    progress = resumed.progress
+    carried = move_state(resumed.carried, device)  # the model's state after the last batch (stateful tasks)
+    best_model = resumed.best_model  # the kept weights (early stopping), on the CPU
+    seconds_before = progress.seconds
     n_params = sum(p.numel() for p in model.parameters())
-    log.info("run %s: %d parameters on %s", run.get("run", out_dir), n_params, device)
+    log.info("run %s: %d parameters on %s", out_dir, n_params, device)
+
+    def save() -> None:
+        progress.seconds = seconds_before + time.monotonic() - started
+        save_checkpoint(checkpoint, key, model, optimizer, progress, carried, best_model)
 
     steps_per_epoch = len(task.batches("train", cfg.batch_size, epoch_generator(run["seed"], 0)))
     report = ProgressReport(cfg.epochs * steps_per_epoch, progress_interval)
     with StopSignals() as stop:
-        while progress.epoch < cfg.epochs:
+        while progress.epoch < cfg.epochs and not progress.stopped_early:
+            for group in optimizer.param_groups:
+                group["lr"] = cfg.lr_at(progress.epoch)
             batches = task.batches("train", cfg.batch_size, epoch_generator(run["seed"], progress.epoch))
             for batch in batches[progress.batch_in_epoch:]:
-                loss = train_step(model, task, batch.to(device), optimizer, cfg)
+                loss, carried = train_step(model, task, batch.to(device), optimizer, cfg, carried)
                 if not math.isfinite(loss):
                     raise NonFiniteLoss(f"loss is {loss} at step {progress.step + 1} "
                                         f"(epoch {progress.epoch + 1}, batch {progress.batch_in_epoch + 1}) "
-                                        f"of run {run.get('run', out_dir)}")
+                                        f"of run {out_dir}")
                 progress.step += 1
                 progress.batch_in_epoch += 1
                 progress.epoch_loss += loss
@@ -275,42 +405,108 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
                     progress.window = []
                 report.update(progress, loss)
                 if stop.received:
-                    save_checkpoint(checkpoint, run, model, optimizer, progress)
+                    save()
                     raise TrainingInterrupted(f"{stop.received} at step {progress.step}: checkpoint written to "
                                               f"{checkpoint}; run again to resume")
                 if progress.step % cfg.checkpoint_every == 0:
-                    save_checkpoint(checkpoint, run, model, optimizer, progress)
-            dev = evaluate(model, task, ("dev",), cfg, device)
-            progress.curve.append((progress.step, progress.epoch + 1, task.dev_metric, dev[task.dev_metric]))
+                    save()
+            carried = None  # every epoch starts from the zero state
+            value = evaluate(model, task, ("dev",), cfg, device)[task.dev_metric]
+            progress.curve.append((progress.step, progress.epoch + 1, task.dev_metric, value))
+            if cfg.lr_decay != 1.0:
+                progress.curve.append((progress.step, progress.epoch + 1, "lr", cfg.lr_at(progress.epoch)))
             progress.last_epoch_loss = progress.epoch_loss / max(progress.batch_in_epoch, 1)
             progress.epoch += 1
             progress.batch_in_epoch = 0
             progress.epoch_loss = 0.0
-            save_checkpoint(checkpoint, run, model, optimizer, progress)
+            if goal is not None:
+                if improves(value, progress.best_value, goal, cfg.min_delta):
+                    progress.best_value, progress.best_epoch = value, progress.epoch
+                    progress.epochs_without_improvement = 0
+                    best_model = {name: tensor.detach().to("cpu", copy=True)
+                                  for name, tensor in model.state_dict().items()}
+                else:
+                    progress.epochs_without_improvement += 1
+                    if progress.epochs_without_improvement >= cfg.patience:
+                        progress.stopped_early = progress.epoch < cfg.epochs
+                        if progress.stopped_early:
+                            log.info("early stop after epoch %d: %s has not improved on %.6g (epoch %d) "
+                                     "for %d epochs", progress.epoch, task.dev_metric, progress.best_value,
+                                     progress.best_epoch, cfg.patience)
+            save()
 
+    if best_model is not None:
+        model.load_state_dict(best_model)
     metrics = evaluate(model, task, ("dev", "test"), cfg, device)
-    metrics.update(train_loss=progress.last_epoch_loss, steps=progress.step, params=n_params)
-    write_outputs(out_dir, run, progress, metrics)
+    metrics.update(train_loss=progress.last_epoch_loss, steps=progress.step, params=n_params,
+                   epochs=progress.epoch)
+    if goal is not None:
+        metrics["best_epoch"] = progress.best_epoch
+    seconds = seconds_before + time.monotonic() - started
+    write_outputs(out_dir, run, progress, metrics, model, provenance(device, seconds))
     return metrics
 
 
-def write_outputs(out_dir: Path, run: dict, progress: Progress, metrics: dict[str, float]) -> None:
-    """config.json, curve.tsv, then metrics.json last: metrics.json marks a finished run."""
+def improves(value: float, best: float | None, goal: str, min_delta: float) -> bool:
+    """Whether dev value ``value`` improves on ``best`` by more than ``min_delta``: value < best - δ
+    when ``goal`` is "min", value > best + δ when "max"; anything finite improves on None, NaN never."""
+    if not math.isfinite(value):
+        return False
+    if best is None:
+        return True
+    return value < best - min_delta if goal == "min" else value > best + min_delta
+
+
+def write_outputs(out_dir: Path, run: dict, progress: Progress, metrics: dict[str, float],
+                  model: nn.Module, made: dict[str, Any]) -> None:
+    """config.json, curve.tsv, metrics.json (with ``provenance``), then model.pt last:
+    model.pt marks a finished run."""
     atomic.write_json(out_dir / "config.json", run)
     lines = ["step\tepoch\tmetric\tvalue"] + [f"{s}\t{e}\t{m}\t{v!r}" for s, e, m, v in progress.curve]
     atomic.write_text(out_dir / "curve.tsv", "\n".join(lines) + "\n")
-    atomic.write_json(out_dir / "metrics.json", metrics)
+    atomic.write_json(out_dir / "metrics.json", {**metrics, "provenance": made})
+    with atomic.atomic_path(out_dir / MODEL) as tmp:
+        torch.save({"format": 1, "config": run, "model": model.state_dict()}, tmp)
+
+
+def load_trained(model_file: str | Path, data: str | Path | None = None) -> tuple[Task, nn.Module]:
+    """The task and the trained model of a finished run, from its ``model.pt`` (in eval mode,
+    on the CPU); ``data`` is the prepared dataset file when the run's task reads one."""
+    payload = torch.load(model_file, map_location="cpu", weights_only=False)
+    task, model = build_run(payload["config"], data)
+    model.load_state_dict(payload["model"])
+    return task, model.eval()
 
 
 # -- command line -----------------------------------------------------------------------------
+def settings_help(width: int = 100) -> str:
+    """The ``train`` settings of a run config, with types, defaults and help (for --help)."""
+    hints = typing.get_type_hints(TrainConfig)
+    lines = ['settings of the config\'s "train" object [default]:']
+    for item in dataclasses.fields(TrainConfig):
+        hint = hints[item.name]
+        if typing.get_origin(hint) is Literal:
+            kind = " | ".join(map(str, typing.get_args(hint)))
+        else:
+            kind = getattr(hint, "__name__", None) or str(hint)
+        lines += textwrap.wrap(f"  {item.name} ({kind}) [{json.dumps(item.default)}]: {item.metadata['help']}",
+                               width, subsequent_indent="      ")
+    lines += [""] + textwrap.wrap("The config's task, model and cell objects hold their constructors' keyword "
+                                  "parameters (e.g. task lm: stateful; models basic, brnn, stacked, delayed: "
+                                  "dropout, init_range, embedding_init, output_init).", width)
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m rnnrepro.train",
-        description="Train one run from its config.json (as the workflow writes it) into OUT_DIR, "
-                    "resuming from OUT_DIR/checkpoint.pt when it exists. SIGTERM/SIGUSR1 write a "
-                    f"checkpoint and exit with {EXIT_INTERRUPTED}.")
+        description=textwrap.fill("Train one run from its config.json (as the workflow writes it) into OUT_DIR, "
+                                  "resuming from OUT_DIR/checkpoint.pt when it exists. SIGTERM/SIGUSR1 write a "
+                                  f"checkpoint and exit with {EXIT_INTERRUPTED}.", 100),
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=settings_help())
     parser.add_argument("config", type=Path, help="run config (JSON): task, model, cell, train, seed")
-    parser.add_argument("out_dir", type=Path, help="folder for config.json, curve.tsv, metrics.json, checkpoint.pt")
+    parser.add_argument("out_dir", type=Path,
+                        help="folder for config.json, curve.tsv, metrics.json, model.pt (and checkpoint.pt)")
     parser.add_argument("--data", type=Path, help="prepared dataset file, for tasks that read one")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: CUDA if available, else CPU)")
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")

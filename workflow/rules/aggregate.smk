@@ -1,13 +1,18 @@
-# Per study, one long-form table of every run's metrics and one of the training curves.
+# Per study, long-form tables of every run's metrics, training curves and provenance, each
+# run labelled by the artifacts that use it (the labels are a param: they never touch a run).
 
 
 rule aggregate:
     input:
         study_metrics,
     output:
-        table=f"{RESULTS}/tables/{{study}}/runs.csv",
-        curves=f"{RESULTS}/tables/{{study}}/curves.csv",
+        table=f"{OUT}/tables/{{study}}/runs.csv",
+        curves=f"{OUT}/tables/{{study}}/curves.csv",
+        provenance=f"{OUT}/tables/{{study}}/provenance.csv",
+    params:
+        uses=study_uses,
+        scale=SCALE,
     log:
-        "logs/aggregate/{study}.log",
+        f"logs/{SCALE}/aggregate/{{study}}.log",
     script:
         "../scripts/aggregate.py"

@@ -1,13 +1,19 @@
-# Artifacts computed without training (numerical checks, timings): one job each.
+# Artifacts computed by a function of rnnrepro.analyses: numerical checks and timings, and
+# analyses of trained models (their final model.pt files are declared inputs, so retraining
+# a run recomputes the analyses that read it, and nothing else does).
 
 
 rule analysis:
+    input:
+        unpack(analysis_inputs),
     output:
-        f"{RESULTS}/analyses/{{study}}/{{artifact}}.csv",
+        f"{OUT}/analyses/{{study}}/{{artifact}}.csv",
     params:
         analysis=analysis_config,
+        runs=analysis_runs,
+        code_identity=ANALYSIS_CODE_IDENTITY,
     log:
-        "logs/analyses/{study}/{artifact}.log",
+        f"logs/{SCALE}/analyses/{{study}}/{{artifact}}.log",
     threads: 1
     script:
         "../scripts/analysis.py"

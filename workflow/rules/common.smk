@@ -1,9 +1,16 @@
 # Helpers shared by the rules (no rules here). The configuration is validated and every
 # study expanded into its runs when the workflow is parsed, so a bad key, name or value
 # fails before any job starts.
+#
+# Layout: everything a scale makes lives under results/<scale>/, so switching scales never
+# retrains or overwrites the other scale's results:
+#   runs/<task~/model~/cell~/cfg~/seed~>/   one folder per run, named by what decides its numbers
+#   analyses/<study>/<artifact>.csv          artifacts computed without training, or from trained models
+#   tables/<study>/{runs,curves,provenance}.csv
+#   reports/<study>.html
 from pathlib import Path
 
-from rnnrepro.code_identity import training_code_identity
+from rnnrepro.code_identity import analysis_code_identity, training_code_identity
 from rnnrepro.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
 from rnnrepro.studies import load_workflow_config
@@ -16,39 +23,56 @@ try:
 except ConfigError as error:
     raise WorkflowError(f"Configuration error: {error}") from None
 
-RESULTS = config["results"]
+SCALE = config["scale"]
+OUT = f"{config['results']}/{SCALE}"
+RUNS = {folder: identity for study in STUDIES.values() for folder, identity in study.runs.items()}
 TRAINING_CODE_IDENTITY = training_code_identity()  # a param of every run: changed code reruns it
+ANALYSIS_CODE_IDENTITY = analysis_code_identity()  # likewise for every analysis
+REPORT_CODE = sorted(str(p) for p in Path(workflow.basedir, "src", "rnnrepro", "report").rglob("*.py"))
 
 
 wildcard_constraints:
     study="|".join(STUDIES) or "no-study",
-    run=r"task~[^/]+/model~[^/]+/cell~[^/]+(/[^/~]+~[^/]+)*/seed~\d+",
+    run=r"task~[^/]+/model~[^/]+/cell~[^/]+/cfg~[0-9a-f]{10}/seed~\d+",
     dataset=r"[A-Za-z0-9_.\-]+",
     artifact=r"[A-Za-z0-9_]+",
 
 
 def run_config(wildcards):
-    """The full config of one run (a params of the train rule, so changing it reruns the run)."""
+    """The identity of one run: task, model, cell, train settings and seed."""
     try:
-        return STUDIES[wildcards.study].runs[wildcards.run]
+        return RUNS[wildcards.run]
     except KeyError:
-        raise WorkflowError(f"no run {wildcards.run} in study {wildcards.study} at scale {config['scale']}")
+        raise WorkflowError(f"no run {wildcards.run} at scale {SCALE}")
 
 
-def run_dataset_key(wildcards):
-    """Key of the dataset the run's task reads, or None for synthetic tasks."""
-    task = dict(run_config(wildcards)["task"])
+def run_params(wildcards):
+    """What decides a run's numbers besides the code: its identity (``config``) and its dataset's
+    content identity (``data``). A param of the train rule, so a change reruns the run; also the
+    key its checkpoint must match."""
+    identity = run_config(wildcards)
+    key = dataset_key_of(identity)
+    return {"config": identity, "data": dataset_identity(key) if key else "synthetic"}
+
+
+def dataset_key_of(identity):
+    """Key of the dataset a run's task reads, or None for synthetic tasks."""
+    task = dict(identity["task"])
     return TASKS[task.pop("name")].dataset(**task)
+
+
+def prepared_file(key):
+    return f"resources/prepared/{key}.json.gz"
 
 
 def run_dataset(wildcards):
     """Prepared dataset file the run's task reads, or nothing for synthetic tasks.
 
     Marked ancient: its modification time never reruns a finished run (after `dvc pull`
-    file times come in any order); its content identity is a param instead (run_data_identity).
+    file times come in any order); its content identity is a param instead (run_params).
     """
-    key = run_dataset_key(wildcards)
-    return {"data": ancient(f"resources/prepared/{key}.json.gz")} if key else {}
+    key = dataset_key_of(run_config(wildcards))
+    return {"data": ancient(prepared_file(key))} if key else {}
 
 
 def prepared_identity(wildcards):
@@ -56,56 +80,67 @@ def prepared_identity(wildcards):
     return dataset_identity(wildcards.dataset)
 
 
-def run_data_identity(wildcards):
-    """Content identity of the run's dataset (raw checksums + preparation format), or "synthetic"."""
-    key = run_dataset_key(wildcards)
-    return dataset_identity(key) if key else "synthetic"
+def run_path(folder):
+    return f"{OUT}/runs/{folder}"
 
 
-def run_folder(study, run):
-    return f"{RESULTS}/runs/{study}/{run}"
+def study_uses(wildcards):
+    """Every (artifact, run folder, labels) of a study: how the aggregation labels the runs."""
+    return [{"artifact": artifact, "folder": run_path(use.folder), "labels": use.labels}
+            for artifact, use in STUDIES[wildcards.study].uses()]
 
 
 def study_metrics(wildcards):
     """metrics.json of every run of a study."""
-    return [f"{run_folder(wildcards.study, run)}/metrics.json" for run in STUDIES[wildcards.study].runs]
+    return sorted({f"{run_path(folder)}/metrics.json" for folder in STUDIES[wildcards.study].runs})
+
+
+def the_artifact(wildcards):
+    try:
+        return STUDIES[wildcards.study].artifacts[wildcards.artifact]
+    except KeyError:
+        raise WorkflowError(f"no artifact {wildcards.artifact} in study {wildcards.study}")
 
 
 def analysis_config(wildcards):
-    """Params of an analysis artifact (a params of the analysis rule, so changing it reruns it)."""
-    try:
-        return STUDIES[wildcards.study].analyses[wildcards.artifact]
-    except KeyError:
-        raise WorkflowError(f"no analysis artifact {wildcards.artifact} in study {wildcards.study}")
+    """Params of an analysis artifact (a param of the analysis rule, so changing it reruns it)."""
+    return the_artifact(wildcards).analysis
 
 
-def study_analyses(wildcards):
+def analysis_runs(wildcards):
+    """The trained runs an analysis reads: folder, labels and identity of each."""
+    return [{"folder": run_path(use.folder), "labels": use.labels, "identity": RUNS[use.folder]}
+            for use in the_artifact(wildcards).reads]
+
+
+def analysis_inputs(wildcards):
+    """Final models of the runs an analysis reads, and the datasets they were trained on."""
+    reads = the_artifact(wildcards).reads
+    models = [f"{run_path(use.folder)}/model.pt" for use in reads]
+    keys = sorted({key for use in reads if (key := dataset_key_of(RUNS[use.folder]))})
+    return {"models": models, "data": [ancient(prepared_file(key)) for key in keys]}
+
+
+def study_analyses(study):
     """CSV of every analysis artifact of a study, by artifact."""
-    return {artifact: f"{RESULTS}/analyses/{wildcards.study}/{artifact}.csv"
-            for artifact in STUDIES[wildcards.study].analyses}
+    return {artifact: f"{OUT}/analyses/{study}/{artifact}.csv" for artifact in STUDIES[study].analyses}
 
 
 def study_analysis_files(wildcards):
-    return list(study_analyses(wildcards).values())
+    return list(study_analyses(wildcards.study).values())
 
 
 def all_runs(wildcards=None):
-    return [f"{run_folder(study, run)}/metrics.json" for study in STUDIES for run in STUDIES[study].runs]
+    return [f"{run_path(folder)}/model.pt" for folder in RUNS]
 
 
 def all_reports(wildcards=None):
-    return [f"{RESULTS}/reports/{study}.html" for study in STUDIES]
+    return [f"{OUT}/reports/{study}.html" for study in STUDIES]
 
 
 def all_datasets(wildcards=None):
-    keys = set()
-    for study in STUDIES.values():
-        for run in study.runs.values():
-            task = dict(run["task"])
-            key = TASKS[task.pop("name")].dataset(**task)
-            if key:
-                keys.add(key)
-    return [f"resources/prepared/{key}.json.gz" for key in sorted(keys)]
+    keys = {key for identity in RUNS.values() if (key := dataset_key_of(identity))}
+    return [prepared_file(key) for key in sorted(keys)]
 
 
 def published_values(wildcards):
@@ -114,19 +149,5 @@ def published_values(wildcards):
 
 
 def report_parameters(wildcards):
-    """Parameters of a study's report notebook (papermill, as YAML values)."""
-    study = STUDIES[wildcards.study]
-    return {
-        "study": study.name,
-        "title": study.title,
-        "scale": study.scale,
-        "scale_note": study.scale_note,
-        "table": f"{RESULTS}/tables/{study.name}/runs.csv",
-        "curves": f"{RESULTS}/tables/{study.name}/curves.csv",
-        "published_dir": "reports/published",
-        "analyses": study_analyses(wildcards),
-        "artifacts": {
-            name: {"title": artifact.get("title", name), "claim": artifact.get("claim", "")}
-            for name, artifact in study.artifacts.items()
-        },
-    }
+    """Parameters of a study's report notebook (papermill): everything else it reads itself."""
+    return {"study": wildcards.study, "scale": SCALE, "results": config["results"]}

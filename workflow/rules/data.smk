@@ -4,9 +4,12 @@
 # make them the same files, so moving the mirror must not refetch anything.
 
 
+# The fetch's output is the folder's checksum list, written once every file has verified (each
+# file is written atomically), rather than the folder itself: a directory output makes
+# Snakemake compare every other path of the DAG with it, seconds for a paper-scale plan.
 rule fetch_dataset:
     output:
-        directory("resources/data/{dataset}"),
+        "resources/data/{dataset}/SHA256SUMS",
     log:
         "logs/data/fetch_{dataset}.log",
     script:
@@ -15,7 +18,7 @@ rule fetch_dataset:
 
 rule prepare_dataset:
     input:
-        ancient("resources/data/{dataset}"),
+        ancient("resources/data/{dataset}/SHA256SUMS"),
     output:
         "resources/prepared/{dataset}.json.gz",
     params:

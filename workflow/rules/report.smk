@@ -1,19 +1,23 @@
-# Per study, the report notebook executed by papermill and rendered to HTML.
+# Per study, the report notebook executed by papermill and rendered to HTML. The notebook
+# reads the study's YAML (titles, claims, checks), the tables and the published numbers.
 
 
 rule report:
     input:
-        table=f"{RESULTS}/tables/{{study}}/runs.csv",
-        curves=f"{RESULTS}/tables/{{study}}/curves.csv",
+        table=f"{OUT}/tables/{{study}}/runs.csv",
+        curves=f"{OUT}/tables/{{study}}/curves.csv",
+        provenance=f"{OUT}/tables/{{study}}/provenance.csv",
         notebook="reports/{study}.ipynb",
+        study="config/studies/{study}.yaml",
         published=published_values,
         analyses=study_analysis_files,
+        code=REPORT_CODE,
     output:
-        html=f"{RESULTS}/reports/{{study}}.html",
-        notebook=f"{RESULTS}/reports/{{study}}.ipynb",
+        html=f"{OUT}/reports/{{study}}.html",
+        notebook=f"{OUT}/reports/{{study}}.ipynb",
     params:
         parameters=report_parameters,
     log:
-        "logs/report/{study}.log",
+        f"logs/{SCALE}/report/{{study}}.log",
     script:
         "../scripts/report.py"

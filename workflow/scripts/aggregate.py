@@ -1,6 +1,5 @@
-"""Snakemake adapter: one long-form table of a study's runs and one of their curves."""
+"""Snakemake adapter: long-form tables of a study's runs, curves and provenance."""
 import sys
-from pathlib import Path
 
 sys.path.insert(0, snakemake.scriptdir)
 from _log import to_log_file  # noqa: E402
@@ -8,4 +7,5 @@ from _log import to_log_file  # noqa: E402
 from rnnrepro.aggregate import write_tables  # noqa: E402
 
 to_log_file(snakemake.log[0])
-write_tables([Path(p).parent for p in snakemake.input], snakemake.output.table, snakemake.output.curves)
+write_tables(snakemake.params.uses, snakemake.wildcards.study, snakemake.params.scale,
+             snakemake.output.table, snakemake.output.curves, snakemake.output.provenance)

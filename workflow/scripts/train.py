@@ -12,8 +12,9 @@ from rnnrepro.train import EXIT_INTERRUPTED, TrainingInterrupted, train_run  # n
 to_log_file(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 try:
-    train_run(snakemake.params.run, Path(snakemake.output.metrics).parent,
-              data=snakemake.input.get("data"))
+    run = snakemake.params.run
+    train_run(dict(run["config"]), Path(snakemake.output.metrics).parent, data=snakemake.input.get("data"),
+              identity={"data": run["data"], "code": snakemake.params.code_identity})
 except TrainingInterrupted as stop:
     print(stop, file=sys.stderr)
     sys.exit(EXIT_INTERRUPTED)

@@ -1,26 +1,68 @@
-"""Artifacts computed without training runs: numerical checks and timings.
+"""Artifacts computed by a function rather than read off training runs: numerical checks,
+timings, and analyses of trained models (memory responses, weighted-sum weights, gradients).
 
 An analysis is a function registered in :data:`ANALYSES`, called with its parameters from
-the study file (plus ``seed``) and returning a long-form pandas DataFrame, which the
-workflow writes to ``results/analyses/<study>/<artifact>.csv`` for the report.
+the study file (plus ``seed``, and ``runs`` when it reads trained models) and returning a
+long-form pandas DataFrame, which the workflow writes to
+``results/<scale>/analyses/<study>/<artifact>.csv`` for the report.
+
+An analysis of trained models declares ``runs`` among its parameters; it receives one
+:class:`TrainedRun` per run the artifact reads (its own grid's runs and its ``reads:``).
 """
 from __future__ import annotations
 
+import inspect
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..registry import Registry
 
 ANALYSES: Registry = Registry("analysis")
 
-from . import builtin  # noqa: E402,F401  (register the analyses)
-from . import drnn  # noqa: E402,F401  (drnn paper: Theorem 1, cost)
+
+@dataclass(frozen=True)
+class TrainedRun:
+    """A finished run an analysis reads: its folder, its labels in the artifact, its identity."""
+
+    folder: Path
+    labels: dict[str, Any]
+    identity: dict[str, Any]
+    data: Path | None = None  # the prepared dataset its task reads, if any
+
+    def load(self):
+        """(task, model) of the run, the model trained and in eval mode on the CPU."""
+        from ..train import MODEL, load_trained
+
+        return load_trained(self.folder / MODEL, self.data)
 
 
-def run_analysis(params: dict, out_csv: str | Path, seed: int = 0) -> None:
+def trained_runs(runs: list[dict], data: list[str | Path]) -> list[TrainedRun]:
+    """TrainedRun objects from the workflow's description of the runs and dataset files."""
+    from ..tasks import TASKS
+
+    by_key = {Path(path).name.removesuffix(".json.gz"): Path(path) for path in data}
+    result = []
+    for run in runs:
+        task = dict(run["identity"]["task"])
+        key = TASKS[task.pop("name")].dataset(**task)
+        result.append(TrainedRun(Path(run["folder"]), dict(run["labels"]), run["identity"], by_key.get(key)))
+    return result
+
+
+def run_analysis(params: dict, out_csv: str | Path, seed: int = 0, runs: list[dict] | None = None,
+                 data: list[str | Path] | None = None) -> None:
     """Run the analysis ``params["name"]`` with the other params and write its table atomically."""
     from ..atomic import atomic_path
 
     params = dict(params)
-    table = ANALYSES[params.pop("name")](seed=seed, **params)
+    function = ANALYSES[params.pop("name")]
+    if "runs" in inspect.signature(function).parameters:
+        params["runs"] = trained_runs(runs or [], data or [])
+    table = function(seed=seed, **params)
     with atomic_path(out_csv) as tmp:
         table.to_csv(tmp, index=False)
+
+
+from . import builtin  # noqa: E402,F401  (register the analyses)
+from . import drnn  # noqa: E402,F401  (drnn paper: Theorem 1, cost)

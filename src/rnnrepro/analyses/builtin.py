@@ -20,9 +20,10 @@ def parameter_count(cells: list, input_size: int = 512, hidden_size: int = 512, 
                     seed: int = 0) -> pd.DataFrame:
     """Parameters counted in our modules beside the elstm paper's Table 1 formula, per cell.
 
-    Columns: cell, M, N, T_s, ours, formula, paper_formula_value, equal. Cells are built with
-    one bias per gate (``recurrent_bias=False``) as the paper counts them; ELSTM with
-    ``period`` = T_s scaling vectors.
+    Long form: columns cell, M, N, T_s, formula, count (``ours``: counted in the module;
+    ``paper``: the paper's formula evaluated at M, N, T_s), metric (``params``), value.
+    Cells are built with one bias per gate (``recurrent_bias=False``) as the paper counts them;
+    ELSTM with ``period`` = T_s scaling vectors.
     """
     from ..cells import build_cell
 
@@ -33,7 +34,30 @@ def parameter_count(cells: list, input_size: int = 512, hidden_size: int = 512, 
         ours = sum(p.numel() for p in cell.parameters())
         formula, value = TABLE1_FORMULAS.get(name, ("", None))
         expected = value(input_size, hidden_size, period) if value else None
-        rows.append({"cell": name, "M": input_size, "N": hidden_size, "T_s": period, "ours": ours,
-                     "formula": formula, "paper_formula_value": expected,
-                     "equal": expected is not None and ours == expected})
+        labels = {"cell": name, "M": input_size, "N": hidden_size, "T_s": period, "formula": formula}
+        rows.append({**labels, "count": "ours", "metric": "params", "value": ours})
+        if expected is not None:
+            rows.append({**labels, "count": "paper", "metric": "params", "value": expected})
+    return pd.DataFrame(rows)
+
+
+@ANALYSES.register("weight_statistics")
+def weight_statistics(runs: list, parameters: list | None = None, seed: int = 0) -> pd.DataFrame:
+    """Statistics of the trained weights of the runs it reads: per run and parameter tensor,
+    its L2 norm, and for a square matrix the mean of its diagonal (e.g. the PRU+ feed-forward
+    W_o, initialised to the identity: the pru paper reports 3.34 after training).
+
+    Long form: the run's labels, ``parameter`` (its name in the model), metric (``norm`` or
+    ``diagonal_mean``), value. ``parameters`` keeps only names containing one of its strings.
+    """
+    rows = []
+    for run in runs:
+        _, model = run.load()
+        for name, tensor in model.state_dict().items():
+            if parameters and not any(part in name for part in parameters):
+                continue
+            labels = {**{k: v for k, v in run.labels.items()}, "parameter": name}
+            rows.append({**labels, "metric": "norm", "value": float(tensor.float().norm())})
+            if tensor.ndim == 2 and tensor.shape[0] == tensor.shape[1]:
+                rows.append({**labels, "metric": "diagonal_mean", "value": float(tensor.diagonal().float().mean())})
     return pd.DataFrame(rows)

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from rnnrepro.atomic import atomic_path
 from rnnrepro.data.sources import DATASETS, Dataset, FileSource, dataset
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "fetch_file",
     "verify_file",
     "sha256_of",
+    "write_checksums",
     "git_blob_of",
     "main",
 ]
@@ -378,6 +380,14 @@ def fetch_dataset(
                 raise
             logger.warning("skipping %s/%s: %s", ds.key, split, error)
     return paths
+
+
+def write_checksums(paths: Iterable[PathLike], out: PathLike) -> None:
+    """``sha256  name`` of each file (``sha256sum -c`` reads it), written atomically: the mark
+    of a dataset folder whose every file has been fetched and verified."""
+    lines = [f"{sha256_of(path)}  {Path(path).name}" for path in sorted(paths, key=lambda p: Path(p).name)]
+    with atomic_path(out) as tmp:
+        tmp.write_text("\n".join(lines) + "\n")
 
 
 # ----------------------------------------------------------------------------- the CLI

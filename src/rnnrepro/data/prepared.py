@@ -23,6 +23,7 @@ with the raw ``val`` split called ``dev`` and ``test2016`` (test_2016_flickr) ca
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -36,6 +37,7 @@ TREEBANK_COLUMNS = ("form", "lemma", "upos", "head", "deprel")
 PREPARED_FORMAT = 1
 
 
+@functools.cache
 def dataset_identity(dataset_key: str) -> str:
     """A short content identity of a prepared dataset: its key, the checksums of its raw
     files (from the catalogue) and :data:`PREPARED_FORMAT`.

@@ -2,8 +2,8 @@
 
 Command line::
 
-    python -m rnnrepro.report reports/elstm.ipynb reports/elstm.html --params params.yaml \
-        [--executed reports/elstm.executed.ipynb] [--cwd REPO_ROOT]
+    python -m rnnrepro.report reports/elstm.ipynb elstm.html -p scale=ci \
+        [--params params.yaml] [--executed elstm.executed.ipynb] [--cwd REPO_ROOT]
 
 The parameters (a YAML mapping) are injected into the notebook's cell tagged ``parameters``.
 The notebook runs in the ``python3`` kernel with the repository root as working directory, so
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import shutil
 import sys
@@ -28,11 +29,12 @@ import yaml
 from rnnrepro.atomic import atomic_path
 
 KERNEL_NAME = "python3"
+log = logging.getLogger("rnnrepro.report")
 
 
 def package_root() -> Path:
     """The directory holding the ``rnnrepro`` package (``src`` in a source checkout)."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
@@ -54,22 +56,28 @@ def kernel_can_import_package() -> Iterator[None]:
             os.environ["PYTHONPATH"] = old
 
 
+#: Attempts to start a kernel: two kernels started at the same moment (two report jobs) can
+#: pick the same free port, and the loser dies before its first reply; a new start succeeds.
+KERNEL_STARTS = 3
+
+
 def execute_notebook(
     notebook: str | Path, parameters: Mapping[str, Any], output: str | Path, cwd: str | Path
 ) -> None:
     """Execute ``notebook`` with ``parameters`` into ``output`` (papermill, kernel ``python3``)."""
     import papermill as pm
 
-    with kernel_can_import_package():
-        pm.execute_notebook(
-            str(notebook),
-            str(output),
-            parameters=dict(parameters),
-            kernel_name=KERNEL_NAME,
-            cwd=str(cwd),
-            progress_bar=False,
-            log_output=False,
-        )
+    for attempt in range(1, KERNEL_STARTS + 1):
+        try:
+            with kernel_can_import_package():
+                pm.execute_notebook(str(notebook), str(output), parameters=dict(parameters), kernel_name=KERNEL_NAME,
+                                    cwd=str(cwd), progress_bar=False, log_output=False)
+            return
+        except RuntimeError as error:  # a PapermillExecutionError (a failing cell) is not retried
+            if "Kernel died before replying" not in str(error) or attempt == KERNEL_STARTS:
+                raise
+            log.warning("the kernel died while starting (%s); starting another (attempt %d of %d)",
+                        error, attempt + 1, KERNEL_STARTS)
 
 
 def notebook_to_html(executed: str | Path, exclude_input: bool = True) -> str:
@@ -137,15 +145,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="YAML",
         help="YAML mapping of notebook parameters (repeatable)",
     )
+    parser.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
+                        help="one notebook parameter, e.g. -p scale=ci (repeatable; wins over --params)")
     parser.add_argument("--executed", type=Path, default=None, help="also keep the executed notebook here")
     parser.add_argument(
         "--cwd", type=Path, default=None, help="directory the notebook runs in (default: current directory)"
     )
     parser.add_argument("--show-code", action="store_true", help="keep the code cells in the HTML")
     args = parser.parse_args(argv)
+    parameters = load_parameters(args.params)
+    for item in args.parameter:
+        name, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"-p {item!r}: write NAME=VALUE")
+        parameters[name] = yaml.safe_load(value)
     render_report(
         args.notebook,
-        load_parameters(args.params),
+        parameters,
         args.html,
         args.executed,
         args.cwd,

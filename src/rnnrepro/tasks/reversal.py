@@ -29,20 +29,22 @@ SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2}
 
 
 def analytic_bound(d: int, T: int = 20, V: int = 4) -> float:
-    """The paper's expected accuracy (TPR) of a network with d acausal inputs (Sec. 4.1):
+    """The paper's expected accuracy (TPR) of a network that sees d inputs ahead (Sec. 4.1):
 
-        min(1, ½ (1 + 1/V) + (d + 1)/(2T) · (1 − 1/V))
+        min(1, ½ (1 + 1/V) + ⌊(d + 1)/2⌋ · (1/T) · (1 − 1/V))
 
-    d = 0 is the causal LSTM; the bound reaches 1 at d = T − 1.
+    (the floor brackets are lost in the text extraction). A causal network (d = 0) "can output
+    the second half of the elements correctly and guess those in the first half with probability
+    1/V"; every two steps of delay make one more position known. For even T and d ≤ T it equals
+    :func:`exact_bound`, the count of known positions; it reaches 1 at d = T − 1.
     """
-    return min(1.0, 0.5 * (1 + 1 / V) + (d + 1) / (2 * T) * (1 - 1 / V))
+    return min(1.0, 0.5 * (1 + 1 / V) + ((d + 1) // 2) / T * (1 - 1 / V))
 
 
 def exact_bound(d: int, T: int = 20, V: int = 4) -> float:
     """The expected accuracy of the best predictor that sees x_1..x_{t+d} at step t, counted
     exactly: y_t = x_{T-t+1} is known iff T − t + 1 ≤ t + d, i.e. for t ≥ (T + 1 − d)/2;
-    the other positions are right with probability 1/V. Equals :func:`analytic_bound` up to
-    the paper's rounding of the number of known positions (≤ 1/(2T)·(1 − 1/V))."""
+    the other positions are right with probability 1/V."""
     first = max(1, math.ceil((T + 1 - d) / 2))
     known = max(0, T - first + 1)
     return (known + (T - known) / V) / T

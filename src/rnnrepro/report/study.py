@@ -1,0 +1,246 @@
+"""One study's report: what every notebook does, written once.
+
+A report notebook is its parameters cell, ``report = setup(study, scale, results)`` and one
+``report.section(artifact)`` per table or figure; paper-specific figures come from
+:mod:`rnnrepro.report.papers`. Everything a section says comes from the study's YAML (title,
+claims quoted with their checks, choices), the aggregated tables of our runs, the analyses and
+the published CSVs, so a title or a claim is written in one place only.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..studies import Study, load_study, study_schema_of
+from . import frames
+from .verdicts import ClaimResult, judge_claim
+
+STUDIES_DIR = Path("config/studies")
+SCHEMA_DIR = Path("workflow/schemas")
+PUBLISHED_DIR = Path("reports/published")
+MAX_DETAILS = 14  # verdict details shown per verdict before "… and N more"
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The repository root: the first folder upwards holding ``config/studies``."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / STUDIES_DIR).is_dir():
+            return folder
+    raise FileNotFoundError(f"no {STUDIES_DIR} in {here} or above: run the report from the repository")
+
+
+def display_markdown(text: str) -> None:
+    from IPython.display import Markdown, display
+
+    if text:
+        display(Markdown(text))
+
+
+def display_table(frame: pd.DataFrame) -> None:
+    from IPython.display import HTML, display
+
+    if frame is not None and len(frame):
+        display(HTML(frame.to_html(index=False, border=0, na_rep="—", escape=True)))
+
+
+def shorten(details: Sequence[str]) -> str:
+    if len(details) <= MAX_DETAILS:
+        return "; ".join(details)
+    return "; ".join(details[:MAX_DETAILS]) + f"; … and {len(details) - MAX_DETAILS} more"
+
+
+@dataclass
+class StudyReport:
+    """The data of one study's report and the sections built from it."""
+
+    study: Study
+    results: Path  # results/<scale>
+    runs: pd.DataFrame
+    curves: pd.DataFrame
+    provenance: pd.DataFrame
+    published_rows: pd.DataFrame
+    claims: list[ClaimResult] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)  # artifacts whose section was shown
+
+    @classmethod
+    def load(cls, study: str, scale: str = "mini", results: str | Path = "results",
+             studies_dir: Path = STUDIES_DIR, published_dir: Path = PUBLISHED_DIR) -> "StudyReport":
+        spec = load_study(study, studies_dir, study_schema_of(SCHEMA_DIR), scale)
+        out = Path(results) / scale
+        tables = out / "tables" / study
+        return cls(study=spec, results=out, runs=frames.load_table(tables / "runs.csv"),
+                   curves=frames.load_table(tables / "curves.csv"),
+                   provenance=frames.load_table(tables / "provenance.csv", columns=("run",)),
+                   published_rows=frames.load_published(published_dir, study))
+
+    # -- data ----------------------------------------------------------------------------------
+    @property
+    def scale(self) -> str:
+        return self.study.scale
+
+    def rows(self, artifact: str, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+        """Our run rows of ``artifact`` (one per seed and metric)."""
+        return frames.rows_of(self.runs, artifact, metrics)
+
+    def curve_rows(self, artifact: str, metric: str | None = None) -> pd.DataFrame:
+        rows = frames.rows_of(self.curves, artifact)
+        return rows[rows["metric"] == metric] if metric and len(rows) else rows
+
+    def analysis(self, artifact: str) -> pd.DataFrame:
+        """The analysis table of ``artifact`` (empty when it has not been computed)."""
+        path = self.results / "analyses" / self.study.name / f"{artifact}.csv"
+        return frames.load_table(path, columns=("metric", "value"))
+
+    def ours(self, artifact: str) -> pd.DataFrame:
+        """Our summary of ``artifact``: mean ± std over seeds, or its analysis table."""
+        if self.study.artifacts[artifact].analysis is not None:
+            table = self.analysis(artifact)
+            if {"metric", "value"} <= set(table.columns) and len(table):
+                table = table.assign(value=pd.to_numeric(table["value"], errors="coerce"))
+                labels = frames.label_columns(table)
+                return table[[*labels, "metric"]].assign(mean=table["value"], std=float("nan"), n=1)
+            return pd.DataFrame(columns=["metric", "mean", "std", "n"])
+        return frames.summarise(self.rows(artifact))
+
+    def published(self, artifact: str) -> pd.DataFrame:
+        """The published summary of ``artifact``."""
+        return frames.published_summary(self.published_rows, artifact)
+
+    def sources(self, artifact: str) -> str:
+        rows = frames.rows_of(self.published_rows, artifact)
+        return ", ".join(sorted(rows["source"].dropna().unique())) if len(rows) else ""
+
+    def judge(self, artifact: str) -> list[ClaimResult]:
+        """Every claim of ``artifact`` judged on the published numbers and on ours."""
+        ours, published = self.ours(artifact), self.published(artifact)
+        pub_rows = frames.rows_of(self.published_rows, artifact)
+        return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale)
+                for claim in self.study.artifacts[artifact].claims]
+
+    # -- text ----------------------------------------------------------------------------------
+    def run_facts(self, artifact: str) -> str:
+        rows = self.rows(artifact)
+        if rows.empty:
+            if self.study.artifacts[artifact].analysis is not None:
+                return "" if len(self.analysis(artifact)) else "Ours: not computed yet."
+            return f"Ours: no runs of **{artifact}** at scale `{self.scale}` yet."
+        seeds = sorted(rows["seed"].unique(), key=frames.natural_key) if "seed" in rows else []
+        runs = rows["run"].nunique()
+        return (f"Ours: {runs} run{'s' * (runs != 1)} (seed{'s' * (len(seeds) != 1)} {', '.join(map(str, seeds))}) "
+                f"at scale `{self.scale}`.")
+
+    def overview(self) -> None:
+        """The report's opening: paper, scale and what it changes, runs, provenance, choices."""
+        study = self.study
+        lines = [f"**{study.title}** (paper `{study.paper}`). Rendered for scale `{self.scale}` from "
+                 f"`{self.results}`: {self.runs['run'].nunique() if len(self.runs) else 0} runs of ours."]
+        if study.scale_note:
+            lines.append(f"**What this scale changes:** {study.scale_note}")
+        display_markdown("\n\n".join(lines))
+        display_markdown(self.provenance_text())
+        self.show_choices(study.spec.get("choices") or {}, "Choices of this study (where the paper is silent or we differ)")
+
+    def provenance_text(self) -> str:
+        """Where our numbers were made: devices, torch, threads, switches, training time."""
+        made = self.provenance
+        if made.empty or "device" not in made:
+            return "**Provenance:** no finished runs yet."
+        parts = []
+        for column, name in (("device", "device"), ("torch", "torch"), ("threads", "threads"),
+                             ("RNNREPRO_SCRIPT", "RNNREPRO_SCRIPT"), ("RNNREPRO_PACKED", "RNNREPRO_PACKED")):
+            if column in made:
+                values = sorted({v or "unset" for v in made[column]}, key=frames.natural_key)
+                parts.append(f"{name} {', '.join(values)}")
+        seconds = pd.to_numeric(made.get("wall_seconds"), errors="coerce").sum()
+        return (f"**Provenance** ({len(made)} runs): {'; '.join(parts)}; training wall time "
+                f"{seconds / 60:.1f} job-minutes in all (`{self.results}/tables/{self.study.name}/provenance.csv`).")
+
+    def show_choices(self, choices: dict, heading: str) -> None:
+        if choices:
+            display_markdown(f"**{heading}:**\n" + "\n".join(f"- `{k}`: {v}" for k, v in choices.items()))
+
+    def verdict_text(self, result: ClaimResult) -> str:
+        lines = [f"> “{result.quote}” ({result.where})"]
+        if result.reading:
+            lines.append(f"\n*Checked as:* {result.reading}")
+        source = self.sources(result.artifact)
+        lines.append(f"\n- **On the published numbers**{f' ({source})' if source else ''}: "
+                     f"**{result.published.status}**" + (f" — {shorten(result.published.details)}"
+                                                          if result.published.details else ""))
+        lines.append(f"- **On ours** (scale `{self.scale}`): **{result.ours.status}**"
+                     + (f" at this scale — {shorten(result.ours.details)}" if result.ours.details else ""))
+        return "\n".join(lines)
+
+    # -- sections ------------------------------------------------------------------------------
+    def section(self, artifact: str, body: Callable[["StudyReport"], None] | None = None,
+                comparison: bool = True) -> None:
+        """Header, our runs, ours beside published, ``body`` (figures), verdicts and choices."""
+        spec = self.study.artifacts[artifact]
+        self.shown.append(artifact)
+        display_markdown(f"## {artifact}: {spec.title}")
+        if spec.spec.get("published_only"):
+            display_markdown(f"**Shown as published, not rerun:** {spec.spec['published_only']}")
+        else:
+            display_markdown(self.run_facts(artifact))
+        if comparison:
+            self.show_comparison(artifact)
+        if body is not None:
+            body(self)
+        results = self.judge(artifact)
+        self.claims += results
+        if results:
+            display_markdown("**The paper's claims, judged:**")
+            for result in results:
+                display_markdown(self.verdict_text(result))
+        self.show_choices(spec.spec.get("choices") or {}, "Choices for this artifact")
+
+    def comparison(self, artifact: str) -> pd.DataFrame:
+        """Ours beside published, for display."""
+        show = self.study.artifacts[artifact].spec.get("show") or {}
+        ours, published = self.ours(artifact), self.published(artifact)
+        metrics = show.get("metrics") or frames.shown_metrics(ours, published)
+        ours = ours[ours["metric"].isin(metrics)] if len(ours) else ours
+        published = published[published["metric"].isin(metrics)] if len(published) else published
+        if ours.empty and published.empty:
+            return pd.DataFrame()
+        return frames.comparison_table(frames.join_published(ours, published), show.get("rows"))
+
+    def show_comparison(self, artifact: str) -> None:
+        table = self.comparison(artifact)
+        if len(table):
+            display_markdown("Ours (mean ± std over seeds) beside the published values:")
+            display_table(table)
+
+    def rest(self) -> None:
+        """The default section of every artifact the notebook has not shown yet (so an artifact
+        added to the study's YAML appears in its report without touching the notebook)."""
+        for artifact in self.study.artifacts:
+            if artifact not in self.shown:
+                self.section(artifact)
+
+    def summary(self) -> pd.DataFrame:
+        """Every claim judged so far: artifact, where, the verdicts on published and on ours."""
+        return pd.DataFrame([{"artifact": r.artifact, "where": r.where, "claim": r.quote,
+                              "published": r.published.status, f"ours ({self.scale})": r.ours.status}
+                             for r in self.claims])
+
+    def show_summary(self) -> None:
+        display_markdown("## Summary of the verdicts")
+        display_table(self.summary())
+
+
+def setup(study: str, scale: str = "mini", results: str | Path = "results") -> StudyReport:
+    """Load a study's report data from the repository root and show its overview.
+
+    Works from papermill (the workflow runs it at the root) and from a notebook opened by hand
+    in ``reports/`` (it moves to the root first).
+    """
+    os.chdir(find_root())
+    report = StudyReport.load(study, scale, results)
+    report.overview()
+    return report

@@ -1,0 +1,617 @@
+"""Claims of the papers, judged on a summary (ours, or the published numbers).
+
+A study's YAML quotes each claim and says how to check it (``claims:`` of an artifact)::
+
+    claims:
+      - quote: "For the simple POS tagging task, ELSTM also shows equal or better performance ..."
+        where: Sec. 5.2
+        check: {kind: compare, metric: test_accuracy, better: {cell: elstm}, than: {cell: [lstm, gru]},
+                margin: 0, strict: false}
+
+A check sees a summary: label columns (text), ``metric``, ``mean`` (and ``std``, ``n``). Kinds:
+
+- ``compare``: rows of ``better`` beat rows of ``than`` on each metric by more than ``margin``
+  (metric units; ``strict: false`` allows equality; a negative margin is a tolerance), in
+  every *unit* (the other labels that vary, e.g. each macro model) or, with ``in: most``, in
+  more than half of them; ``grows_along: T`` also asks the advantage to grow along a label.
+- ``best``: the ``best`` selection is the best of its dimension (``among`` restricts the
+  competitors) in every unit.
+- ``threshold``: every row is ``below`` (or ``above``) a number, or a published constant
+  (``below: "published:baseline_mse"``).
+- ``trend``: values rise (``direction: increasing``) or fall along a label in every unit.
+- ``within``: ``a`` and ``b`` differ by at most ``tolerance`` (a number, or
+  ``{std_of: selector, times: k}``: k times that selection's standard deviation over seeds).
+- ``python``: a :class:`Check` subclass of ``rnnrepro.report.papers.<module>``, named
+  ``module:Class``, for the rare claim that needs code.
+
+``where`` restricts the rows, ``per`` names the unit labels when the default is not right,
+``higher_is_better`` overrides the metric's direction. A claim with no data to compare is
+"cannot be judged", never "holds".
+
+Every check can build data on which it must hold (:meth:`Check.example`) and data on which it
+must fail (:meth:`Check.counterexample`) from a frame of labels; the test suite feeds both to
+every claim of every study, so a check that cannot fail does not pass the tests.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .formatting import format_value, higher_is_better, natural_key
+from .frames import label_columns, label_text
+
+STATUS = {True: "holds", False: "does not hold", None: "cannot be judged"}
+
+
+@dataclass
+class Verdict:
+    """Outcome of a check on one set of numbers; ``holds`` is None when they are missing."""
+
+    holds: bool | None
+    details: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return STATUS[self.holds]
+
+    def text(self) -> str:
+        line = f"**{self.status}**"
+        return line + (" — " + "; ".join(self.details) if self.details else "")
+
+
+@dataclass
+class Context:
+    """What a check may read besides its summary: the artifact's published rows (constants such
+    as a baseline) and the scale (None for the published numbers)."""
+
+    published: pd.DataFrame = field(default_factory=pd.DataFrame)
+    scale: str | None = None
+
+    def constant(self, metric: str) -> float | None:
+        rows = self.published[self.published["metric"] == metric] if len(self.published) else self.published
+        return float(rows["value"].iloc[0]) if len(rows) else None
+
+
+# -- selection helpers -------------------------------------------------------------------------
+COMPARISONS = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+               "<": lambda a, b: a < b}
+
+
+def options(value: Any) -> list[str]:
+    return [label_text(v) for v in (value if isinstance(value, list) else [value])]
+
+
+def as_number(text: str) -> float | None:
+    key = natural_key(text)
+    return key[1] if key[0] == 0 else None
+
+
+def matches(column: pd.Series, value: Any) -> pd.Series:
+    """Which values of a label column a selector value picks: a value, a list of values,
+    a comparison such as ``">0"`` or ``"<=5"``, or ``"min"`` / ``"max"`` of the column."""
+    if isinstance(value, str) and value in ("min", "max"):
+        numbers = [n for n in map(as_number, column) if n is not None]
+        if not numbers:
+            return pd.Series(False, index=column.index)
+        target = min(numbers) if value == "min" else max(numbers)
+        return column.map(lambda v: as_number(v) == target)
+    if isinstance(value, str):
+        for op in (">=", "<=", ">", "<"):
+            if value.startswith(op) and as_number(value[len(op):].strip()) is not None:
+                bound = as_number(value[len(op):].strip())
+                return column.map(lambda v: (n := as_number(v)) is not None and COMPARISONS[op](n, bound))
+    return column.isin(options(value))
+
+
+def select(frame: pd.DataFrame, selector: Mapping[str, Any] | None) -> pd.DataFrame:
+    """Rows whose labels match every key of the selector (see :func:`matches`); ``min`` and
+    ``max`` are taken among the rows the other keys pick."""
+    selector = dict(selector or {})
+    extremes = {k: v for k, v in selector.items() if v in ("min", "max")}
+    for key, value in [*((k, v) for k, v in selector.items() if k not in extremes), *extremes.items()]:
+        if key not in frame:
+            return frame.iloc[0:0]
+        frame = frame[matches(frame[key], value)]
+    return frame
+
+
+def name_of(selector: Mapping[str, Any]) -> str:
+    return ", ".join(f"{'/'.join(options(v))}" if k in ("model", "cell", "grid") else f"{k}={'/'.join(options(v))}"
+                     for k, v in selector.items())
+
+
+def unit_name(record: Mapping[str, Any], units: Sequence[str]) -> str:
+    return ", ".join(str(record[u]) if u in ("model", "cell", "grid") else f"{u}={record[u]}" for u in units) or "all"
+
+
+def varying(frames: Sequence[pd.DataFrame], exclude: set[str]) -> list[str]:
+    """Label columns (not in ``exclude``, never ``grid``) that take more than one value within any
+    of ``frames``: the default units of a check (``per`` names them explicitly)."""
+    columns: list[str] = []
+    for frame in frames:
+        for column in label_columns(frame):
+            if column not in exclude | {"grid"} and column not in columns and frame[column].nunique() > 1:
+                columns.append(column)
+    return columns
+
+
+# -- the checks --------------------------------------------------------------------------------
+class Check:
+    """A test of a claim on a summary. Subclasses set ``kind`` and implement the three methods."""
+
+    kind: ClassVar[str] = ""
+    registry: ClassVar[dict[str, type["Check"]]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            Check.registry[cls.kind] = cls
+
+    def __init__(self, spec: Mapping[str, Any]):
+        self.spec = dict(spec)
+        metric = self.spec.get("metric", [])
+        self.metrics: list[str] = [metric] if isinstance(metric, str) else list(metric)
+        self.where = self.spec.get("where") or {}
+        self.per = self.spec.get("per")
+        self.most = self.spec.get("in", "all") == "most"
+
+    def higher(self, metric: str) -> bool:
+        return higher_is_better(metric, self.spec.get("higher_is_better"))
+
+    def rows(self, frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+        if frame.empty or "metric" not in frame:
+            return frame.iloc[0:0]
+        rows = select(frame[frame["metric"] == metric], self.where)
+        return rows[rows["mean"].notna()]
+
+    def judge(self, frame: pd.DataFrame, context: Context) -> Verdict:
+        """The verdict on ``frame`` (a summary)."""
+        raise NotImplementedError
+
+    def example(self, frame: pd.DataFrame, context: Context) -> pd.DataFrame:
+        """``frame`` (a summary, see :meth:`neutral`) changed so that the claim holds on it."""
+        raise NotImplementedError
+
+    def counterexample(self, frame: pd.DataFrame, context: Context) -> pd.DataFrame:
+        """``frame`` changed so that the claim does not hold on it."""
+        raise NotImplementedError
+
+    def neutral(self, labels: pd.DataFrame) -> pd.DataFrame:
+        """A summary over ``labels`` (rows of label values): every metric of the check at
+        :data:`NEUTRAL`, the start of :meth:`example` and :meth:`counterexample`."""
+        parts = [labels.assign(metric=metric, mean=NEUTRAL, std=np.nan, n=1) for metric in self.metrics]
+        return pd.concat(parts, ignore_index=True) if parts else labels.assign(metric="", mean=NEUTRAL)
+
+    def picked(self, frame: pd.DataFrame, metric: str, selector: Mapping[str, Any] | None) -> pd.Index:
+        """Index of the rows of ``metric`` (within ``where``) that ``selector`` picks."""
+        rows = select(frame[frame["metric"] == metric], self.where)
+        return select(rows, selector).index
+
+
+#: The value every metric starts from in the data built by examples and counterexamples.
+NEUTRAL = 1000.0
+
+
+def verdict_of(results: list[tuple[bool, str]], most: bool, empty: str) -> Verdict:
+    """All (or most) of the (good, detail) results, or cannot be judged when there are none."""
+    if not results:
+        return Verdict(None, [empty])
+    good = sum(ok for ok, _ in results)
+    holds = good > len(results) / 2 if most else good == len(results)
+    details = [detail for _, detail in results]
+    if most:
+        details.insert(0, f"{good} of {len(results)} comparisons")
+    return Verdict(bool(holds), details)
+
+
+class Compare(Check):
+    """``better`` beats ``than`` by more than ``margin`` in every (or most) unit."""
+
+    kind = "compare"
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.better, self.than = self.spec["better"], self.spec["than"]
+        self.margin = float(self.spec.get("margin", 0.0))
+        self.relative = bool(self.spec.get("relative", False))
+        self.strict = bool(self.spec.get("strict", True))
+        self.grows = self.spec.get("grows_along")
+
+    def pairs(self, rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+        win, lose = select(rows, self.better), select(rows, self.than)
+        if win.empty or lose.empty:
+            return pd.DataFrame(), []
+        units = self.per or varying([win, lose], set(self.better) | set(self.than))
+        mine = [k for k in self.better if k not in units and isinstance(self.better[k], list)]
+        opponent = [k for k in self.than if k not in units]
+        left = win[[*units, *mine, "mean"]].rename(columns={"mean": "mean_w", **{k: f"me_{k}" for k in mine}})
+        right = lose[[*units, *opponent, "mean"]].rename(columns={"mean": "mean_l", **{k: f"vs_{k}" for k in opponent}})
+        pairs = left.merge(right, on=units) if units else left.merge(right, how="cross")
+        return pairs, units
+
+    def advantage(self, metric: str, pairs: pd.DataFrame) -> pd.Series:
+        """How much better the winner is: a difference in metric units, or with ``relative`` a
+        fraction of the other's value."""
+        sign = 1 if self.higher(metric) else -1
+        advantage = sign * (pairs["mean_w"] - pairs["mean_l"])
+        return advantage / pairs["mean_l"].abs() if self.relative else advantage
+
+    def margin_text(self, metric: str) -> str:
+        if not self.margin:
+            return ""
+        return f" (margin {self.margin:.0%} of it)" if self.relative else f" (margin {format_value(self.margin, metric, True)})"
+
+    def judge(self, frame, context):
+        results = []
+        for metric in self.metrics:
+            pairs, units = self.pairs(self.rows(frame, metric))
+            if pairs.empty:
+                continue
+            pairs = pairs.assign(adv=self.advantage(metric, pairs))
+            op = (">" if self.strict else "≥")
+            for rec in pairs.to_dict("records"):
+                ok = rec["adv"] > self.margin if self.strict else rec["adv"] >= self.margin
+                vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.than)
+                me = ", ".join(str(rec[c]) for c in rec if c.startswith("me_")) or name_of(self.better)
+                results.append((ok, f"{unit_name(rec, units)}: {me} "
+                                    f"{format_value(rec['mean_w'], metric)} {'better than' if ok else 'not better than'} "
+                                    f"{vs} {format_value(rec['mean_l'], metric)}{self.margin_text(metric)} ({metric})"))
+            if self.grows:
+                results += self.growth(metric, pairs, units)
+        return verdict_of(results, self.most, f"no {name_of(self.better)} beside {name_of(self.than)} to compare")
+
+    def growth(self, metric: str, pairs: pd.DataFrame, units: list[str]) -> list[tuple[bool, str]]:
+        """The advantage rises along ``grows_along`` within every other unit."""
+        if self.grows not in units:
+            return [(False, f"the advantage cannot be followed along {self.grows}: one value only")]
+        rest = [u for u in units if u != self.grows] + [c for c in pairs if c.startswith(("me_", "vs_"))]
+        out = []
+        for key, group in (pairs.groupby(rest, sort=False) if rest else [((), pairs)]):
+            group = group.sort_values(self.grows, key=lambda s: s.map(natural_key))
+            if len(group) < 2:
+                continue
+            advantages = group["adv"].tolist()
+            ok = all(b > a for a, b in zip(advantages, advantages[1:]))
+            steps = ", ".join(f"{self.grows}={g}: {format_value(a, metric, True)}"
+                              for g, a in zip(group[self.grows], advantages))
+            label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
+            out.append((ok, f"advantage {'grows' if ok else 'does not grow'} along {self.grows}"
+                            f"{' (' + label + ')' if label else ''}: {steps}"))
+        return out
+
+    def steps(self, frame: pd.DataFrame, index: pd.Index) -> pd.Series:
+        """1 for every row, or the rank of ``grows_along`` (1, 2, ...) when the gap must grow."""
+        if not self.grows or self.grows not in frame:
+            return pd.Series(1.0, index=index)
+        return frame.loc[index, self.grows].map(lambda v: natural_key(v)[1] if natural_key(v)[0] == 0 else 0.0) \
+            .rank(method="dense")
+
+    def example(self, frame, context):
+        """The winners beat the best loser by more than the margin (more at each step of
+        ``grows_along``)."""
+        frame = frame.copy()
+        m = abs(self.margin)
+        for metric in self.metrics:
+            win, lose = self.picked(frame, metric, self.better), self.picked(frame, metric, self.than)
+            if win.empty or lose.empty:
+                continue
+            higher = self.higher(metric)
+            best_loser = frame.loc[lose, "mean"].max() if higher else frame.loc[lose, "mean"].min()
+            steps = self.steps(frame, win)
+            if self.relative:  # advantage (w − l)/l, or (l − w)/l when lower is better
+                ratio = 2 * (1 + m) if higher else 2 / max(1e-6, 1 - min(m, 0.999))
+                frame.loc[win, "mean"] = best_loser * ratio ** steps if higher else best_loser / ratio ** steps
+            else:
+                gap = (2 * m + 10) * steps
+                frame.loc[win, "mean"] = best_loser + gap if higher else best_loser - gap
+        return frame
+
+    def counterexample(self, frame, context):
+        """The winners lose clearly to the worst loser."""
+        frame = frame.copy()
+        for metric in self.metrics:
+            win, lose = self.picked(frame, metric, self.better), self.picked(frame, metric, self.than)
+            if win.empty or lose.empty:
+                continue
+            if self.higher(metric):
+                frame.loc[win, "mean"] = frame.loc[lose, "mean"].min() / 10 - 10 * abs(self.margin)
+            else:
+                frame.loc[win, "mean"] = frame.loc[lose, "mean"].max() * 10 + 10 * abs(self.margin)
+        return frame
+
+
+class Best(Check):
+    """The ``best`` selection is the best of its dimension in every (or most) unit."""
+
+    kind = "best"
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.best = self.spec["best"]
+        self.among = self.spec.get("among") or {}
+
+    def judge(self, frame, context):
+        results = []
+        for metric in self.metrics:
+            rows = select(self.rows(frame, metric), self.among)
+            dims = set(self.best) | set(self.among)
+            units = self.per or varying([select(rows, self.best)], dims)
+            higher = self.higher(metric)
+            for key, group in (rows.groupby(units, sort=False) if units else [((), rows)]):
+                mine = select(group, self.best)
+                if mine.empty or len(group) < 2:
+                    continue
+                top = group["mean"].max() if higher else group["mean"].min()
+                ok = bool((mine["mean"] == top).any())
+                winner = group.loc[group["mean"] == top].iloc[0]
+                rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
+                dim = next(iter(self.best))
+                results.append((ok, f"{unit_name(rec, units)}: best {winner[dim] if dim in winner else '?'} "
+                                    f"{format_value(top, metric)}"
+                                    + ("" if ok else f", {name_of(self.best)} {format_value(mine['mean'].iloc[0], metric)}")
+                                    + f" ({metric})"))
+        return verdict_of(results, self.most, f"{name_of(self.best)} was not run beside a competitor")
+
+    def example(self, frame, context):
+        frame = frame.copy()
+        for metric in self.metrics:
+            rows = select(frame[frame["metric"] == metric], self.where)
+            mine = select(select(rows, self.among), self.best).index
+            top = rows["mean"].max() if self.higher(metric) else rows["mean"].min()
+            frame.loc[mine, "mean"] = top * 2 + 10 if self.higher(metric) else top / 2 - 10
+        return frame
+
+    def counterexample(self, frame, context):
+        frame = frame.copy()
+        for metric in self.metrics:
+            rows = select(frame[frame["metric"] == metric], self.where)
+            mine = select(select(rows, self.among), self.best).index
+            worst = rows["mean"].min() if self.higher(metric) else rows["mean"].max()
+            frame.loc[mine, "mean"] = worst / 2 - 10 if self.higher(metric) else worst * 2 + 10
+        return frame
+
+
+class Threshold(Check):
+    """Every row is below (or above) a number or a published constant."""
+
+    kind = "threshold"
+
+    def bound(self, context: Context) -> tuple[float | None, bool]:
+        below = "below" in self.spec
+        value = self.spec["below" if below else "above"]
+        if isinstance(value, str):
+            value = context.constant(value.removeprefix("published:"))
+        return value, below
+
+    def judge(self, frame, context):
+        bound, below = self.bound(context)
+        if bound is None:
+            return Verdict(None, ["the bound is not among the published values"])
+        results = []
+        for metric in self.metrics:
+            rows = self.rows(frame, metric)
+            units = self.per or varying([rows], set())
+            for rec in rows.to_dict("records"):
+                ok = rec["mean"] < bound if below else rec["mean"] > bound
+                op = ("<" if below else ">") if ok else ("≥" if below else "≤")
+                results.append((ok, f"{unit_name(rec, units)}: {format_value(rec['mean'], metric)} {op} "
+                                    f"{format_value(bound, metric)} ({metric})"))
+        return verdict_of(results, self.most, f"no {' or '.join(self.metrics)} values")
+
+    def set_side(self, frame, context, inside: bool):
+        frame = frame.copy()
+        bound, below = self.bound(context)
+        bound = 0.0 if bound is None else bound
+        step = abs(bound) * 0.5 + 1.0
+        for metric in self.metrics:
+            rows = self.picked(frame, metric, {})
+            frame.loc[rows, "mean"] = bound - step if below == inside else bound + step
+        return frame
+
+    def example(self, frame, context):
+        return self.set_side(frame, context, True)
+
+    def counterexample(self, frame, context):
+        return self.set_side(frame, context, False)
+
+
+class Trend(Check):
+    """Values rise or fall along a label in every (or most) unit."""
+
+    kind = "trend"
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.along = self.spec["along"]
+        self.up = self.spec.get("direction", "increasing") == "increasing"
+        self.strict = bool(self.spec.get("strict", False))
+
+    def judge(self, frame, context):
+        results = []
+        for metric in self.metrics:
+            rows = self.rows(frame, metric)
+            if self.along not in rows:
+                continue
+            units = self.per or varying([rows], {self.along})
+            for key, group in (rows.groupby(units, sort=False) if units else [((), rows)]):
+                group = group.sort_values(self.along, key=lambda s: s.map(natural_key))
+                if group[self.along].nunique() < 2:
+                    continue
+                values = group["mean"].tolist()
+                steps = list(zip(values, values[1:]))
+                if self.up:
+                    ok = all(b > a if self.strict else b >= a for a, b in steps)
+                else:
+                    ok = all(b < a if self.strict else b <= a for a, b in steps)
+                rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
+                shown = ", ".join(f"{self.along}={g}: {format_value(v, metric)}" for g, v in zip(group[self.along], values))
+                results.append((ok, f"{unit_name(rec, units)}: {shown} ({metric}, "
+                                    f"{'rising' if self.up else 'falling'}: {'yes' if ok else 'no'})"))
+        return verdict_of(results, self.most, f"no unit with two values of {self.along}")
+
+    def ranked(self, frame, flip):
+        frame = frame.copy()
+        for metric in self.metrics:
+            rows = self.picked(frame, metric, {})
+            if self.along not in frame:
+                continue
+            ranks = frame.loc[rows, self.along].map(lambda v: natural_key(v)[1] if natural_key(v)[0] == 0 else 0.0) \
+                .rank(method="dense")
+            up = self.up != flip
+            frame.loc[rows, "mean"] = NEUTRAL + 10 * ranks if up else NEUTRAL - 10 * ranks
+        return frame
+
+    def example(self, frame, context):
+        return self.ranked(frame, False)
+
+    def counterexample(self, frame, context):
+        return self.ranked(frame, True)
+
+
+class Within(Check):
+    """``a`` and ``b`` differ by at most a tolerance in every (or most) unit."""
+
+    kind = "within"
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.a, self.b = self.spec["a"], self.spec["b"]
+        self.tolerance = self.spec.get("tolerance", 0.0)
+
+    def tolerance_in(self, rows: pd.DataFrame, metric: str) -> tuple[float | None, str]:
+        if not isinstance(self.tolerance, Mapping):
+            return float(self.tolerance), format_value(float(self.tolerance), metric)
+        spread = select(rows, self.tolerance["std_of"])["std"].dropna()
+        if spread.empty:
+            return None, ""
+        times = float(self.tolerance.get("times", 1.0))
+        value = times * float(spread.max())
+        return value, f"{times:g} × std of {name_of(self.tolerance['std_of'])} = {format_value(value, metric)}"
+
+    def judge(self, frame, context):
+        results, missing_spread = [], False
+        for metric in self.metrics:
+            rows = self.rows(frame, metric)
+            tolerance, said = self.tolerance_in(rows, metric)
+            if tolerance is None:
+                missing_spread = True
+                continue
+            pairs, units = Compare({"better": self.a, "than": self.b, "per": self.per}).pairs(rows)
+            for rec in pairs.to_dict("records"):
+                gap = abs(rec["mean_w"] - rec["mean_l"])
+                ok = gap <= tolerance
+                vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.b)
+                results.append((ok, f"{unit_name(rec, units)}: |{name_of(self.a)} {format_value(rec['mean_w'], metric)}"
+                                    f" − {vs} {format_value(rec['mean_l'], metric)}| "
+                                    f"{'≤' if ok else '>'} {said} ({metric})"))
+        if not results and missing_spread:
+            return Verdict(None, ["no spread over seeds to judge against (one seed, or none published)"])
+        return verdict_of(results, self.most, f"no {name_of(self.a)} beside {name_of(self.b)}")
+
+    def spread(self, frame):
+        """One unit of standard deviation on the rows a ``std_of`` tolerance reads."""
+        if isinstance(self.tolerance, Mapping):
+            for metric in self.metrics:
+                frame.loc[self.picked(frame, metric, self.tolerance["std_of"]), "std"] = 1.0
+        return frame
+
+    def example(self, frame, context):
+        """``a`` and ``b`` take one value (the largest of ``a``'s)."""
+        frame = self.spread(frame.copy())
+        for metric in self.metrics:
+            a, b = self.picked(frame, metric, self.a), self.picked(frame, metric, self.b)
+            if len(a):
+                frame.loc[a.union(b), "mean"] = frame.loc[a, "mean"].max()
+        return frame
+
+    def counterexample(self, frame, context):
+        """``a`` far from ``b``: ten tolerances and ten units away."""
+        frame = self.spread(frame.copy())
+        tolerance = float(self.tolerance) if not isinstance(self.tolerance, Mapping) else \
+            float(self.tolerance.get("times", 1.0))
+        for metric in self.metrics:
+            a, b = self.picked(frame, metric, self.a), self.picked(frame, metric, self.b)
+            if len(b):
+                frame.loc[a, "mean"] = frame.loc[b, "mean"].max() + 10 * abs(tolerance) + 10
+        return frame
+
+
+def python_check(spec: Mapping[str, Any]) -> Check:
+    """The Check class ``module:Class`` of :mod:`rnnrepro.report.papers`, built with ``params``."""
+    module_name, _, class_name = spec["function"].partition(":")
+    module = importlib.import_module(f"rnnrepro.report.papers.{module_name}")
+    cls = getattr(module, class_name)
+    return cls({**(spec.get("params") or {}), **{k: v for k, v in spec.items() if k not in ("kind", "function", "params")}})
+
+
+class AllOf(Check):
+    """Several checks of one claim (``check:`` given as a list): it holds when each holds."""
+
+    kind = ""
+
+    def __init__(self, specs: Sequence[Mapping[str, Any]]):
+        super().__init__({})
+        self.parts = [build_check(spec) for spec in specs]
+
+    def judge(self, frame, context):
+        verdicts = [part.judge(frame, context) for part in self.parts]
+        details = [d for v in verdicts for d in v.details]
+        if any(v.holds is False for v in verdicts):
+            return Verdict(False, details)
+        return Verdict(None if any(v.holds is None for v in verdicts) else True, details)
+
+    def neutral(self, labels):
+        frames = [part.neutral(labels) for part in self.parts]
+        frame = pd.concat(frames, ignore_index=True)
+        keys = [c for c in frame.columns if c not in ("mean", "std", "n")]
+        return frame.drop_duplicates(subset=keys).reset_index(drop=True)
+
+    def example(self, frame, context):
+        for part in self.parts:
+            frame = part.example(frame, context)
+        return frame
+
+    def counterexample(self, frame, context):
+        for part in self.parts[1:]:
+            frame = part.example(frame, context)
+        return self.parts[0].counterexample(frame, context)  # last, so that no part repairs it
+
+
+def build_check(spec: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Check:
+    """The check of a claim's ``check:`` (a mapping, or a list of them that must all hold);
+    an unknown kind names the known ones."""
+    if isinstance(spec, Sequence) and not isinstance(spec, (str, Mapping)):
+        return AllOf(spec)
+    kind = spec.get("kind")
+    if kind == "python":
+        return python_check(spec)
+    if kind not in Check.registry:
+        raise ValueError(f"unknown check kind {kind!r}; known: {', '.join(sorted(Check.registry))}, python")
+    return Check.registry[kind](spec)
+
+
+@dataclass
+class ClaimResult:
+    """A claim of the paper and its verdicts on the published numbers and on ours."""
+
+    artifact: str
+    quote: str
+    where: str
+    reading: str
+    published: Verdict
+    ours: Verdict
+
+
+def judge_claim(claim: Mapping[str, Any], artifact: str, ours: pd.DataFrame, published: pd.DataFrame,
+                published_rows: pd.DataFrame, scale: str) -> ClaimResult:
+    """Both verdicts of one claim: on the published summary and on ours."""
+    check = build_check(claim["check"])
+    on_published = check.judge(published, Context(published_rows, None)) if len(published) else \
+        Verdict(None, ["the paper gives no numbers for it"])
+    on_ours = check.judge(ours, Context(published_rows, scale)) if len(ours) else Verdict(None, ["not run"])
+    return ClaimResult(artifact, claim["quote"], claim["where"], claim.get("reading", ""), on_published, on_ours)

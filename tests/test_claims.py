@@ -1,0 +1,88 @@
+"""Every claim check of every study can hold and can fail.
+
+For each claim in ``config/studies/*.yaml`` the check builds, over the labels the artifact
+really has at the `paper` scale (its runs' grid labels; for an analysis, its table computed at
+the `ci` scale; else the published rows), a summary on which it must hold and one on which it
+must fail. A check that cannot fail, or one whose selectors pick nothing the grid has (a typo
+in a label), fails here.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from rnnrepro.analyses import run_analysis
+from rnnrepro.report import frames
+from rnnrepro.report.verdicts import Context, build_check
+from rnnrepro.studies import load_study, study_names, study_schema_of
+
+from conftest import REPO, require
+
+STUDIES = REPO / "config" / "studies"
+SCHEMA = study_schema_of(REPO / "workflow" / "schemas")
+
+
+def claims():
+    for study in study_names(STUDIES):
+        spec = load_study(study, STUDIES, SCHEMA, "paper")
+        for name, artifact in spec.artifacts.items():
+            for index, _ in enumerate(artifact.claims):
+                yield pytest.param(study, name, index, id=f"{study}.{name}[{index}]")
+
+
+def label_template(study: str, artifact: str, tmp_path) -> pd.DataFrame:
+    """The label combinations ``artifact`` has (one row each, as text, seeds and repeats merged)."""
+    paper = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
+    published = frames.rows_of(frames.load_published(REPO / "reports" / "published", study), artifact)
+    published = published[frames.label_columns(published)]
+    if paper.runs:
+        drop = {"seed", *(paper.spec.get("repeats") or [])}
+        rows = [{k: v for k, v in use.labels.items() if k not in drop} for use in paper.runs]
+        runs = frames.with_text_labels(pd.DataFrame(rows))
+        # published rows the grid lacks (e.g. macro models not run yet), with the grid's constant labels
+        constant = {c: runs[c].iloc[0] for c in runs if runs[c].nunique() == 1 and c not in published}
+        extra = published.assign(**constant).reindex(columns=runs.columns, fill_value="")
+        return pd.concat([runs, extra], ignore_index=True).drop_duplicates().reset_index(drop=True)
+    if paper.analysis is not None:
+        ci = load_study(study, STUDIES, SCHEMA, "ci").artifacts[artifact]
+        run_analysis(ci.analysis, tmp_path / "analysis.csv")
+        table = frames.load_table(tmp_path / "analysis.csv")
+        return table[frames.label_columns(table)].drop_duplicates().reset_index(drop=True)
+    return published.drop_duplicates().reset_index(drop=True)
+
+
+@pytest.mark.parametrize("study, artifact, index", list(claims()))
+def test_claim_check_can_hold_and_can_fail(study, artifact, index, tmp_path):
+    spec = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
+    claim = spec.claims[index]
+    check = build_check(claim["check"])
+    published = frames.rows_of(frames.load_published(REPO / "reports" / "published", study), artifact)
+    context = Context(published, "paper")
+    labels = label_template(study, artifact, tmp_path)
+    assert len(labels), "no labels to build data on"
+    holds = check.judge(check.example(check.neutral(labels), context), context)
+    assert holds.holds is True, f"{claim['quote'][:60]}…: cannot hold on data built to satisfy it: {holds.details[:5]}"
+    fails = check.judge(check.counterexample(check.neutral(labels), context), context)
+    assert fails.holds is False, f"{claim['quote'][:60]}…: does not fail on data built against it: {fails.details[:5]}"
+
+
+def test_every_claim_quotes_the_paper():
+    """Each quote is the paper's own text: its letters and digits appear in the paper in that
+    order (text in [brackets], our omissions and insertions, aside)."""
+    import re
+    import unicodedata
+
+    def words_of(text: str) -> str:
+        plain = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+        return re.sub(r"[^a-z0-9]", "", plain)
+
+    for study in study_names(STUDIES):
+        spec = load_study(study, STUDIES, SCHEMA, "paper")
+        paper = require(REPO.parent / "shared" / "papers" / f"{spec.paper}.txt", "the papers beside the repository")
+        # page numbers of the PDF stand on lines of their own, inside sentences that cross pages
+        text = words_of(re.sub(r"(?m)^\s*\d+\s*$", "", paper.read_text()))
+        for name, artifact in spec.artifacts.items():
+            for claim in artifact.claims:
+                for piece in re.split(r"\[[^\]]*\]", claim["quote"]):
+                    words = words_of(piece)
+                    assert words in text, f"{study}.{name}: not in the paper: {piece[:80]!r}"
