@@ -183,8 +183,20 @@ def settings_digest(identity: dict) -> str:
 
 
 def run_identity(settings: dict, seed: int) -> dict:
-    """What decides a run's numbers: its task, model, cell and training settings and its seed."""
-    return {**{key: settings.get(key) or {} for key in IDENTITY_SECTIONS}, "seed": seed}
+    """What decides a run's numbers: its task, model, cell and training settings and its seed.
+
+    Keys are sorted at every level, so the identity (a param of the train rule, compared by
+    Snakemake as written) does not change with the order of keys in a study file."""
+    return canonical({**{key: settings.get(key) or {} for key in IDENTITY_SECTIONS}, "seed": seed})
+
+
+def canonical(value: Any) -> Any:
+    """``value`` with the keys of every mapping in it sorted."""
+    if isinstance(value, dict):
+        return {key: canonical(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [canonical(item) for item in value]
+    return value
 
 
 def run_folder(identity: dict) -> str:

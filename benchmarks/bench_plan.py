@@ -1,0 +1,79 @@
+"""How long Snakemake takes to plan the workflow at each scale, and what that costs per job.
+
+A cluster user's first command is a dry run of the `paper` scale; it must take seconds and grow
+no faster than the number of jobs. This script copies the repository's tracked files into a
+temporary folder (a fresh clone: no results, no .snakemake metadata), times `snakemake -n -q all`
+at each scale in interleaved rounds, and prints the median wall time, the number of planned
+jobs and the milliseconds per job, with the paper / mini ratios side by side.
+
+    python benchmarks/bench_plan.py [--rounds 3] [--scales mini paper]
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TARGET_SECONDS = 10.0  # the paper scale's plan, on a 2-core machine
+
+
+def fresh_copy(target: Path) -> Path:
+    """The tracked files of the repository (what a clone has) under ``target``."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        source, destination = REPO / name, target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            destination.symlink_to(source.readlink())
+        elif source.exists():
+            shutil.copy2(source, destination)
+    return target
+
+
+def plan(project: Path, scale: str) -> tuple[float, int]:
+    """Wall seconds of one dry run and the number of jobs it plans."""
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--config", f"scale={scale}"],
+                            cwd=project, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"snakemake -n at scale {scale} failed:\n{result.stderr[-3000:]}")
+    total = re.search(r"^total\s+(\d+)$", result.stdout, re.MULTILINE)
+    return seconds, int(total.group(1)) if total else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="timed dry runs per scale (default 3)")
+    parser.add_argument("--scales", nargs="+", default=["mini", "paper"], choices=["ci", "mini", "paper"])
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="rnnrepro-plan-") as folder:
+        project = fresh_copy(Path(folder))
+        times: dict[str, list[float]] = {scale: [] for scale in args.scales}
+        jobs: dict[str, int] = {}
+        plan(project, args.scales[0])  # warm the file cache
+        for _ in range(args.rounds):
+            for scale in args.scales:
+                seconds, jobs[scale] = plan(project, scale)
+                times[scale].append(seconds)
+    print(f"snakemake -n all in a fresh copy, median of {args.rounds} interleaved rounds")
+    print(f"{'scale':<8}{'jobs':>8}{'seconds':>10}{'ms/job':>9}")
+    for scale in args.scales:
+        median = statistics.median(times[scale])
+        print(f"{scale:<8}{jobs[scale]:>8}{median:>10.2f}{1000 * median / max(jobs[scale], 1):>9.2f}")
+    if {"mini", "paper"} <= set(args.scales):
+        mini, paper = statistics.median(times["mini"]), statistics.median(times["paper"])
+        print(f"paper / mini: {jobs['paper'] / jobs['mini']:.1f}x the jobs in {paper / mini:.2f}x the time; "
+              f"paper {'within' if paper <= TARGET_SECONDS else 'OVER'} its {TARGET_SECONDS:g} s target")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""The `paper` scale is proven before anyone pays for a GPU: the plan is quick, and every distinct
+paper-scale configuration builds and takes one training step on the CPU, so a cluster user never
+meets a shape error or an unknown key after waiting in the queue."""
+from __future__ import annotations
+
+import json
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import REPO, find_mirror, run_tool
+
+from rnnrepro.data.fetch import fetch_dataset
+from rnnrepro.data.prepared import prepare_dataset
+from rnnrepro.studies import load_workflow_config
+from rnnrepro.tasks import TASKS
+from rnnrepro.train import TrainConfig, build_run, epoch_generator, make_optimizer, seed_everything, train_step
+
+#: Task parameters that change values, never keys or the code path: configurations differing
+#: only in them (and in the seed) are one configuration here, the first in the study file's
+#: order (for treebanks: English, the only one whose training file every machine has).
+VALUE_ONLY = {"data_seed", "gamma", "treebank"}
+
+
+def paper_configurations() -> dict[str, dict]:
+    """Distinct paper-scale run configurations (seeds and value-only parameters merged), by a
+    readable name."""
+    _, studies = load_workflow_config({"scale": "paper"}, REPO / "workflow/schemas", REPO / "config/studies")
+    found: dict[str, dict] = {}
+    for study in studies.values():
+        for folder, identity in study.runs.items():
+            task = {k: v for k, v in identity["task"].items() if k not in VALUE_ONLY}
+            key = json.dumps({**identity, "task": task, "seed": 0}, sort_keys=True)
+            found.setdefault(key, {"name": f"{study.name}:{folder.rsplit('/', 1)[0]}", "identity": identity})
+    return {item["name"]: item["identity"] for item in found.values()}
+
+
+CONFIGURATIONS = paper_configurations()
+
+
+@cache
+def prepared(key: str, root: str) -> Path:
+    """The prepared dataset ``key`` (fetched from the mirror once per session)."""
+    raw, out = Path(root) / "raw" / key, Path(root) / "prepared" / f"{key}.json.gz"
+    if not out.exists():
+        fetch_dataset(key, raw, mirror=find_mirror(), timeout=1, progress=False)
+        prepare_dataset(key, raw, out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def data_root(tmp_path_factory, mirror) -> Path:
+    return tmp_path_factory.mktemp("paper-data")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CONFIGURATIONS))
+def test_configuration_takes_a_training_step(name, data_root):
+    identity = CONFIGURATIONS[name]
+    task_params = dict(identity["task"])
+    key = TASKS[task_params.pop("name")].dataset(**task_params)
+    data = prepared(key, str(data_root)) if key else None
+    seed_everything(identity["seed"])
+    task, model = build_run(identity, data)
+    cfg = TrainConfig(**identity["train"])
+    batch = task.batches("train", cfg.batch_size, epoch_generator(identity["seed"], 0))[0]
+    loss, _ = train_step(model, task, batch, make_optimizer(model.parameters(), cfg), cfg)
+    assert torch.isfinite(torch.tensor(loss)), f"{name}: loss {loss}"
+
+
+@pytest.mark.slow
+def test_the_paper_plan_has_every_run(make_project):
+    """`snakemake -n all` at the paper scale plans one training job per run, in a fresh copy
+    (its time is measured by benchmarks/bench_plan.py)."""
+    project = make_project(scale="paper")
+    result = run_tool([sys.executable, "-m", "snakemake", "-n", "all"], cwd=project)
+    _, studies = load_workflow_config({"scale": "paper"}, REPO / "workflow/schemas", REPO / "config/studies")
+    runs = {folder for study in studies.values() for folder in study.runs}
+    planned = {line.split("/runs/", 1)[1].split("/metrics.json")[0]
+               for line in result.stdout.splitlines() if "output: results/paper/runs/" in line}
+    assert planned == runs
