@@ -95,7 +95,14 @@ def _location(error: jsonschema.ValidationError) -> str:
 
 
 def describe_error(error: jsonschema.ValidationError) -> str:
-    """One readable line: where, what, and what is allowed."""
+    """One readable line: where, what, and what is allowed (for a value that fits none of
+    several forms, the problem of the form it comes closest to)."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # the form whose type the value has (a list for a list of names), else the closest
+        fitting = [e for e in error.context if not (e.validator == "type" and not e.relative_path)]
+        wrong_type = {e.relative_schema_path[0] for e in error.context if e.validator == "type" and not e.relative_path}
+        fitting = [e for e in fitting if e.relative_schema_path[0] not in wrong_type] or error.context
+        return describe_error(jsonschema.exceptions.best_match(fitting))
     where = _location(error)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = sorted(error.schema.get("properties", {}))
@@ -222,8 +229,17 @@ def artifact_grids(name: str, artifact: dict) -> dict[str, dict]:
 
 def expand_grid(name: str, grid_name: str, grid: dict, settings: dict, per_cell: dict,
                 named_grid: bool) -> list[tuple[dict, dict]]:
-    """(run identity, labels) of every point of one grid."""
-    grid = dict(grid)
+    """(run identity, labels) of every point of one grid.
+
+    A list is an axis (its values label the runs); a single value (``model.hidden_size: 70``)
+    is a setting of this grid's runs only, not a label.
+    """
+    fixed = {k: v for k, v in grid.items() if not isinstance(v, list) and k not in FIXED_AXES + ("seed",)}
+    grid = {k: (v if isinstance(v, list) else [v]) for k, v in grid.items() if k not in fixed}
+    settings = {section: dict(settings.get(section) or {}) for section in IDENTITY_SECTIONS}
+    for key, value in fixed.items():
+        section, param = key.split(".", 1)
+        settings[section][param] = value
     grid.setdefault("seed", [1])
     for axis in FIXED_AXES:
         if axis not in grid:

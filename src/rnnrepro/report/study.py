@@ -105,15 +105,24 @@ class StudyReport:
                 labels = frames.label_columns(table)
                 return table[[*labels, "metric"]].assign(mean=table["value"], std=float("nan"), n=1)
             return pd.DataFrame(columns=["metric", "mean", "std", "n"])
-        return frames.summarise(self.rows(artifact))
+        rows = self.rows(artifact)
+        repeats = [label for label in self.study.artifacts[artifact].spec.get("repeats") or [] if label in rows]
+        return frames.summarise(rows.drop(columns=repeats))  # repeats are averaged like seeds
 
     def published(self, artifact: str) -> pd.DataFrame:
         """The published summary of ``artifact``."""
         return frames.published_summary(self.published_rows, artifact)
 
     def sources(self, artifact: str) -> str:
+        """Where the published numbers of ``artifact`` come from: "Turek et al., Tables 2, 3, 4"."""
         rows = frames.rows_of(self.published_rows, artifact)
-        return ", ".join(sorted(rows["source"].dropna().unique())) if len(rows) else ""
+        places: dict[str, list[str]] = {}
+        for source in sorted(rows["source"].dropna().unique()) if len(rows) else []:
+            author, _, place = source.partition(", ")
+            place = place.split(" (")[0]
+            if place not in places.setdefault(author, []):
+                places[author].append(place)
+        return "; ".join(f"{author}, {', '.join(found)}" if found != [""] else author for author, found in places.items())
 
     def judge(self, artifact: str) -> list[ClaimResult]:
         """Every claim of ``artifact`` judged on the published numbers and on ours."""
