@@ -2,6 +2,10 @@
 #   snakemake --profile profiles/local all        # laptop, `mini` scale (config/config.yaml)
 #   snakemake --profile slurm all                 # SLURM GPU cluster (profiles/slurm)
 # Scale and studies: config/config.yaml; experiments: config/studies/<study>.yaml.
+#
+# `snakemake --lint` asks every rule for a conda environment or a container: there is none on
+# purpose. Every rule runs in the project's one pinned virtual environment (scripts/setup.sh,
+# requirements.txt), the same on a laptop and on a cluster's nodes.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -27,6 +31,8 @@ localrules:
     fetch_dataset,
     prepare_dataset,
     aggregate,
+    summarise,
+    index,
     report,
 
 
@@ -34,3 +40,8 @@ rule all:
     input:
         all_reports,
     default_target: True
+
+
+onsuccess:
+    print(f"\nrnnrepro: done. Open {OUT}/reports/index.html (every claim and its verdicts), or a study's "
+          f"report in {OUT}/reports/: {', '.join(f'{study}.html' for study in STUDIES)}.")

@@ -71,6 +71,23 @@ def test_fresh_clone_pulls_results_instead_of_training(project, tmp_path):
     assert set(snakemake_plan(clone)) <= {"aggregate", "analysis", "report", "all"}
 
 
+def test_dvc_metrics_and_plots_show_the_results(project, tmp_path):
+    """After `dvc pull` in a fresh clone: the headline metrics and claim counts of every study,
+    their diff against the commit before the results, and the plots."""
+    clone = tmp_path / "clone"
+    run_tool(["git", "clone", "-q", str(project), str(clone)], cwd=tmp_path)
+    dvc("pull", cwd=clone)
+    shown = dvc("metrics", "show", cwd=clone).stdout
+    for study in ("elstm", "pru", "drnn"):
+        assert study in shown
+    assert "hold_ours" in shown and "results/ci/metrics.json" in shown
+    diff = dvc("metrics", "diff", "HEAD~1", "HEAD", cwd=clone).stdout
+    assert "hold_published" in diff
+    dvc("plots", "show", "-o", str(tmp_path / "plots"), cwd=clone)
+    page = (tmp_path / "plots" / "index.html").read_text()
+    assert "results/ci/plots/pru.csv" in page and "results/ci/curves/drnn.csv" in page
+
+
 def test_both_see_a_changed_experiment(project):
     study = project / "config/studies/pru.yaml"
     original = study.read_text()

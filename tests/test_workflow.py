@@ -53,7 +53,7 @@ def test_every_run_folder_is_complete(project):
     assert {f.relative_to(project / "results/ci/runs").as_posix() for f in folders} == expected
     for folder in folders:
         assert {p.name for p in folder.iterdir()} == {"config.json", "metrics.json", "curve.tsv", "checkpoint.pt",
-                                                     "model.pt"}
+                                                     "model.pt", "benchmark.tsv"}
 
 
 def test_data_came_through_checksums(project):
@@ -166,3 +166,41 @@ def test_an_analysis_of_trained_models_reruns_only_with_them(project):
     finally:
         path.write_text(original)
         snakemake("all", cwd=project)  # leave the project up to date for whatever runs next
+
+
+def test_the_index_page_lists_every_artifact_with_its_verdicts(project):
+    html = (project / "results/ci/reports/index.html").read_text()
+    for name, study in studies_of(project).items():
+        assert f'href="{name}.html"' in html
+        for artifact in study.artifacts:
+            assert f'href="{name}.html#{artifact}"' in html, f"{name}.{artifact} is not on the index page"
+        report = (project / f"results/ci/reports/{name}.html").read_text()
+        assert all(f'id="{artifact}"' in report for artifact in study.artifacts)  # the links land
+    assert "holds" in html and "cannot be judged" in html
+
+
+def test_lint_asks_only_for_what_the_snakefile_explains(project):
+    result = run_tool([sys.executable, "-m", "snakemake", "--lint"], cwd=project, check=False)
+    output = result.stdout + result.stderr
+    lints = re.findall(r"^    \* (.+?):?$", output, re.MULTILINE)
+    assert lints, output[-2000:]
+    assert set(lints) == {"Specify a conda environment or container for each rule."}, set(lints)
+    assert "`snakemake --lint` asks every rule for a conda environment" in (project / "Snakefile").read_text()
+
+
+def test_snakemake_report_holds_the_study_reports_and_the_index(project, tmp_path):
+    out = tmp_path / "report.html"
+    run_tool([sys.executable, "-m", "snakemake", "--report", str(out)], cwd=project)
+    text = out.read_text()
+    for name in studies_of(project):
+        assert f"{name}.html" in text
+    assert "index.html" in text and "Study reports" in text
+
+
+def test_every_training_job_has_a_benchmark_joined_to_its_run(project):
+    for study in studies_of(project):
+        with open(project / f"results/ci/tables/{study}/provenance.csv") as handle:
+            rows = list(csv.DictReader(handle))
+        assert rows and all(float(r["cpu_seconds"]) > 0 and float(r["max_rss_mb"]) > 0 for r in rows), study
+    folders = list((project / "results/ci/runs").rglob("model.pt"))
+    assert all((f.parent / "benchmark.tsv").exists() for f in folders)

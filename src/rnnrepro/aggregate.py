@@ -13,7 +13,8 @@ passes it as a list of *uses* ``{"artifact", "folder", "labels"}``. This module 
   how fast a run converged;
 * ``curves``: one row per (use, curve point), the same identity columns then
   ``step, epoch, metric, value``;
-* ``provenance``: one row per run: device, torch version, threads, switches, wall time.
+* ``provenance``: one row per run: device, torch version, threads, switches, training wall
+  time, and from Snakemake's ``benchmark.tsv`` the job's wall time, CPU time and peak memory.
 
 A run used by several artifacts appears once under each of them. Extra labels become extra
 columns, empty for uses without them.
@@ -127,6 +128,23 @@ def _read_curve(run_dir: Path) -> pd.DataFrame:
     return curve[list(CURVE_COLUMNS)]
 
 
+#: Columns of Snakemake's ``benchmark.tsv`` kept in the provenance table, under these names.
+BENCHMARK_COLUMNS = {"s": "job_seconds", "cpu_time": "cpu_seconds", "max_rss": "max_rss_mb"}
+
+
+def _read_benchmark(run_dir: Path) -> dict[str, float]:
+    """The job's wall time, CPU time and peak memory from Snakemake's ``benchmark.tsv`` (if any)."""
+    path = run_dir / "benchmark.tsv"
+    if not path.exists():
+        return {}
+    try:
+        table = pd.read_csv(path, sep="\t")
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise RunFolderError(run_dir, f"benchmark.tsv is unreadable ({err})") from err
+    return {name: float(pd.to_numeric(table[column], errors="coerce").iloc[-1])
+            for column, name in BENCHMARK_COLUMNS.items() if column in table and len(table)}
+
+
 def load_run(run_dir: Path | str) -> Run:
     """Parse one run folder; raise :class:`RunFolderError` naming it if anything is wrong."""
     run_dir = Path(run_dir)
@@ -134,7 +152,8 @@ def load_run(run_dir: Path | str) -> Run:
         raise RunFolderError(run_dir, "is not a directory")
     config = _read_json(run_dir, "config.json")
     metrics, made = _read_metrics(run_dir)
-    return Run(path=run_dir, config=config, metrics=metrics, provenance=made, curve=_read_curve(run_dir))
+    return Run(path=run_dir, config=config, metrics=metrics, provenance={**made, **_read_benchmark(run_dir)},
+               curve=_read_curve(run_dir))
 
 
 def curve_means(curve: pd.DataFrame) -> dict[str, float]:

@@ -232,8 +232,11 @@ def expand_grid(name: str, grid_name: str, grid: dict, settings: dict, per_cell:
     """(run identity, labels) of every point of one grid.
 
     A list is an axis (its values label the runs); a single value (``model.hidden_size: 70``)
-    is a setting of this grid's runs only, not a label.
+    is a setting of this grid's runs only, not a label; ``per_cell`` adds cell settings of this
+    grid's runs (e.g. ELSTM's period in the seq2seq models only).
     """
+    grid = dict(grid)
+    per_cell = deep_merge(per_cell, grid.pop("per_cell", None) or {})
     fixed = {k: v for k, v in grid.items() if not isinstance(v, list) and k not in FIXED_AXES + ("seed",)}
     grid = {k: (v if isinstance(v, list) else [v]) for k, v in grid.items() if k not in fixed}
     settings = {section: dict(settings.get(section) or {}) for section in IDENTITY_SECTIONS}
@@ -369,9 +372,15 @@ def check_analysis(artifact: str, params: dict) -> dict:
     except KeyError as error:
         raise ConfigError(f"artifacts.{artifact}.analysis: {error}") from None
     try:
-        check_kwargs(f"analysis {name!r}", function, params, skip={"seed", "runs"})
+        check_kwargs(f"analysis {name!r}", function, params, skip={"seed", "runs", "data"})
     except ConfigError as error:
         raise ConfigError(f"artifacts.{artifact}.analysis: {error}") from None
+    from .data.sources import DATASETS
+
+    unknown = sorted(set(params.get("datasets") or []) - set(DATASETS))
+    if unknown:
+        raise ConfigError(f"artifacts.{artifact}.analysis.datasets: unknown dataset {', '.join(unknown)}; "
+                          f"known: {', '.join(sorted(DATASETS))}")
     return {"name": name, **params}
 
 

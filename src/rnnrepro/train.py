@@ -15,7 +15,8 @@
   data and code; a checkpoint of another identity is set aside, never resumed.
 - ``metrics.json`` carries, under ``provenance``, where and how the numbers were made: device,
   torch version, threads, the environment switches and the training wall time.
-- A NaN or infinite loss stops the run with an error naming the step.
+- A NaN or infinite loss stops the run with an error naming the step; with
+  ``on_nonfinite: record`` it ends the run as a result instead (see below).
 - The device is chosen at run time: CUDA when present, else the CPU
   (``RNNREPRO_DEVICE`` overrides).
 
@@ -43,6 +44,18 @@ What a run's ``train:`` settings (:class:`TrainConfig`) add to plain minibatch t
   resumed run continues exactly where the killed one was.
 - Dropout masks come from torch's global generator, seeded by the run's seed and saved in
   every checkpoint with numpy's and Python's.
+- Gradient norm (``log_grad_norm``): the global norm of every step's gradient g, taken before
+  clipping (tutorial Algorithm 3, line 1: ĝ = ∂E/∂θ),
+
+      ‖g‖₂ = sqrt(Σ_p ‖∂E/∂θ_p‖₂²)   over every parameter tensor θ_p,
+
+  goes on the curve as ``grad_norm``, averaged over ``log_every`` steps as ``train_loss`` is.
+- Divergence as a result (``on_nonfinite: record``; the default ``raise`` stops the run with
+  :class:`NonFiniteLoss`): the first step whose loss is NaN or infinite ends training. Its
+  loss goes on the curve at that step, ``metrics.json`` holds ``diverged_step`` (that step),
+  ``diverged`` = 1 and the task's dev and test metrics as null (read as NaN: a diverged model's
+  scores are not results), and the run finishes normally, so a workflow can show the
+  divergence. A run that does not diverge has ``diverged`` = 0.
 """
 from __future__ import annotations
 
@@ -68,7 +81,7 @@ from torch import nn
 
 from . import atomic
 from .models import build_model
-from .tasks import Task, build_task
+from .tasks import Predictions, Task, build_task
 from .tasks.base import detach_state, forward_with_state, move_state, state_obstacle
 
 log = logging.getLogger("rnnrepro.train")
@@ -113,6 +126,11 @@ class TrainConfig:
                                          "the weights of its best epoch; null: train all epochs, keep the last")
     min_delta: float = setting(0.0, "smallest change of the dev metric that counts as an improvement "
                                     "(the drnn paper: 1e-3)")
+    log_grad_norm: bool = setting(False, "put the global gradient norm of every step, taken before clipping, "
+                                         "on the curve as grad_norm (averaged over log_every steps)")
+    on_nonfinite: Literal["raise", "record"] = setting(
+        "raise", "a NaN or infinite loss: raise (the run fails, naming the step) or record (training ends "
+                 "there; metrics.json gets diverged_step and null dev/test metrics; the run finishes)")
 
     def __post_init__(self):
         if not self.lr_decay >= 1.0:
@@ -124,6 +142,8 @@ class TrainConfig:
             raise ValueError(f"patience must be >= 1 epoch or None (no early stopping), got {self.patience}")
         if self.min_delta < 0:
             raise ValueError(f"min_delta must be >= 0, got {self.min_delta}")
+        if self.on_nonfinite not in ("raise", "record"):
+            raise ValueError(f"on_nonfinite must be 'raise' or 'record', got {self.on_nonfinite!r}")
 
     def lr_at(self, epoch: int) -> float:
         """The learning rate of 0-based ``epoch``: lr / lr_decay ** max(0, epoch + 1 - lr_decay_after)."""
@@ -154,6 +174,8 @@ class Progress:
     best_epoch: int = 0  # early stopping: the (1-based) epoch of the kept weights
     epochs_without_improvement: int = 0  # early stopping: epochs since the last improvement
     stopped_early: bool = False  # early stopping ended training before ``epochs``
+    grad_window: list[float] = field(default_factory=list)  # gradient norms since the last curve point
+    diverged_step: int | None = None  # on_nonfinite="record": the step whose loss was not finite
 
 
 # -- set-up ----------------------------------------------------------------------------------
@@ -308,11 +330,23 @@ class ProgressReport:
 
 
 # -- the loop ----------------------------------------------------------------------------------
+def gradient_norm(parameters) -> float:
+    """The global gradient norm sqrt(Σ_p ‖∂E/∂θ_p‖₂²) over the parameters that have a gradient."""
+    grads = [p.grad for p in parameters if p.grad is not None]
+    return float(nn.utils.get_total_norm(grads)) if grads else 0.0
+
+
 def train_step(model: nn.Module, task: Task, batch, optimizer, cfg: TrainConfig,
-               carried: Any = None) -> tuple[float, Any]:
+               carried: Any = None, *, grad_norms: list[float] | None = None) -> tuple[float, Any]:
     """One optimiser step on ``batch``; returns the loss and, for stateful tasks, the model's
     state after the batch, detached (None otherwise). ``carried`` is the state to start from
-    (stateful tasks; None: zeros)."""
+    (stateful tasks; None: zeros). ``grad_norms``, when given (the loop gives it with
+    ``cfg.log_grad_norm``), receives the step's gradient norm before clipping.
+
+    A model with auxiliary predictions (the DBRNN's forward and backward ones) is trained on the
+    sum of every prediction's loss; the loss returned (the training curve, ``train_loss``) is the
+    main prediction's, the one its metrics are computed from, so that training losses (and
+    perplexities) compare across models."""
     model.train()
     optimizer.zero_grad(set_to_none=True)
     if task.stateful:
@@ -324,7 +358,11 @@ def train_step(model: nn.Module, task: Task, batch, optimizer, cfg: TrainConfig,
     value = float(loss.detach())
     if not math.isfinite(value):
         return value, carried
+    if isinstance(output, Predictions):
+        value = float(task.loss(output.main, batch).detach())
     loss.backward()
+    if grad_norms is not None:
+        grad_norms.append(gradient_norm(model.parameters()))
     if cfg.clip is not None:
         nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
     if cfg.clip_value is not None:
@@ -385,16 +423,23 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
     steps_per_epoch = len(task.batches("train", cfg.batch_size, epoch_generator(run["seed"], 0)))
     report = ProgressReport(cfg.epochs * steps_per_epoch, progress_interval)
     with StopSignals() as stop:
-        while progress.epoch < cfg.epochs and not progress.stopped_early:
+        while progress.epoch < cfg.epochs and not progress.stopped_early and progress.diverged_step is None:
             for group in optimizer.param_groups:
                 group["lr"] = cfg.lr_at(progress.epoch)
             batches = task.batches("train", cfg.batch_size, epoch_generator(run["seed"], progress.epoch))
             for batch in batches[progress.batch_in_epoch:]:
-                loss, carried = train_step(model, task, batch.to(device), optimizer, cfg, carried)
+                logging = {"grad_norms": progress.grad_window} if cfg.log_grad_norm else {}
+                loss, carried = train_step(model, task, batch.to(device), optimizer, cfg, carried, **logging)
                 if not math.isfinite(loss):
-                    raise NonFiniteLoss(f"loss is {loss} at step {progress.step + 1} "
-                                        f"(epoch {progress.epoch + 1}, batch {progress.batch_in_epoch + 1}) "
-                                        f"of run {out_dir}")
+                    where = (f"step {progress.step + 1} (epoch {progress.epoch + 1}, "
+                             f"batch {progress.batch_in_epoch + 1})")
+                    if cfg.on_nonfinite == "raise":
+                        raise NonFiniteLoss(f"loss is {loss} at {where} of run {out_dir}")
+                    progress.step += 1
+                    progress.diverged_step = progress.step
+                    progress.curve.append((progress.step, progress.epoch + 1, "train_loss", loss))
+                    log.warning("loss is %s at %s: the run diverged; recorded as its result", loss, where)
+                    break
                 progress.step += 1
                 progress.batch_in_epoch += 1
                 progress.epoch_loss += loss
@@ -403,6 +448,10 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
                     progress.curve.append((progress.step, progress.epoch + 1, "train_loss",
                                            sum(progress.window) / len(progress.window)))
                     progress.window = []
+                    if progress.grad_window:
+                        progress.curve.append((progress.step, progress.epoch + 1, "grad_norm",
+                                               sum(progress.grad_window) / len(progress.grad_window)))
+                        progress.grad_window = []
                 report.update(progress, loss)
                 if stop.received:
                     save()
@@ -410,6 +459,9 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
                                               f"{checkpoint}; run again to resume")
                 if progress.step % cfg.checkpoint_every == 0:
                     save()
+            if progress.diverged_step is not None:
+                save()
+                break
             carried = None  # every epoch starts from the zero state
             value = evaluate(model, task, ("dev",), cfg, device)[task.dev_metric]
             progress.curve.append((progress.step, progress.epoch + 1, task.dev_metric, value))
@@ -435,16 +487,29 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
                                      progress.best_epoch, cfg.patience)
             save()
 
-    if best_model is not None:
-        model.load_state_dict(best_model)
-    metrics = evaluate(model, task, ("dev", "test"), cfg, device)
-    metrics.update(train_loss=progress.last_epoch_loss, steps=progress.step, params=n_params,
-                   epochs=progress.epoch)
+    if progress.diverged_step is not None:
+        metrics = diverged_metrics(evaluate(model, task, ("dev", "test"), cfg, device), progress.diverged_step)
+    else:
+        if best_model is not None:
+            model.load_state_dict(best_model)
+        metrics = evaluate(model, task, ("dev", "test"), cfg, device)
+        if cfg.on_nonfinite == "record":
+            metrics["diverged"] = 0
+    train_loss = progress.last_epoch_loss
+    if progress.diverged_step is not None and not math.isfinite(train_loss):
+        train_loss = None  # it diverged within its first epoch
+    metrics.update(train_loss=train_loss, steps=progress.step, params=n_params, epochs=progress.epoch)
     if goal is not None:
         metrics["best_epoch"] = progress.best_epoch
     seconds = seconds_before + time.monotonic() - started
     write_outputs(out_dir, run, progress, metrics, model, provenance(device, seconds))
     return metrics
+
+
+def diverged_metrics(evaluated: dict[str, float], step: int) -> dict[str, Any]:
+    """The metrics of a run that diverged at ``step``: every metric the task evaluates (only
+    their names are kept) null, ``diverged`` = 1 and ``diverged_step``."""
+    return {**{name: None for name in evaluated}, "diverged": 1, "diverged_step": step}
 
 
 def improves(value: float, best: float | None, goal: str, min_delta: float) -> bool:

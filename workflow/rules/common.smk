@@ -114,10 +114,13 @@ def analysis_runs(wildcards):
 
 
 def analysis_inputs(wildcards):
-    """Final models of the runs an analysis reads, and the datasets they were trained on."""
-    reads = the_artifact(wildcards).reads
+    """Final models of the runs an analysis reads, the datasets they were trained on, and the
+    datasets the analysis names itself (``datasets``)."""
+    artifact = the_artifact(wildcards)
+    reads = artifact.reads
     models = [f"{run_path(use.folder)}/model.pt" for use in reads]
-    keys = sorted({key for use in reads if (key := dataset_key_of(RUNS[use.folder]))})
+    keys = {key for use in reads if (key := dataset_key_of(RUNS[use.folder]))}
+    keys = sorted(keys | set(artifact.analysis.get("datasets") or []))
     return {"models": models, "data": [ancient(prepared_file(key)) for key in keys]}
 
 
@@ -135,11 +138,14 @@ def all_runs(wildcards=None):
 
 
 def all_reports(wildcards=None):
-    return [f"{OUT}/reports/{study}.html" for study in STUDIES]
+    """Every study's report and the index page over them."""
+    return [f"{OUT}/reports/{study}.html" for study in STUDIES] + [f"{OUT}/reports/index.html"]
 
 
 def all_datasets(wildcards=None):
     keys = {key for identity in RUNS.values() if (key := dataset_key_of(identity))}
+    keys |= {key for study in STUDIES.values() for analysis in study.analyses.values()
+             for key in analysis.get("datasets") or []}
     return [prepared_file(key) for key in sorted(keys)]
 
 

@@ -20,6 +20,8 @@ rule train:
         code_identity=TRAINING_CODE_IDENTITY,
     log:
         f"logs/{SCALE}/runs/{{run}}.log",
+    benchmark:
+        f"{OUT}/runs/{{run}}/benchmark.tsv"  # wall and CPU time, max RSS: how to size runtime and mem_mb
     threads: 1
     resources:
         runtime=60,

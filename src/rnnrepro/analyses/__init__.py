@@ -7,7 +7,9 @@ long-form pandas DataFrame, which the workflow writes to
 ``results/<scale>/analyses/<study>/<artifact>.csv`` for the report.
 
 An analysis of trained models declares ``runs`` among its parameters; it receives one
-:class:`TrainedRun` per run the artifact reads (its own grid's runs and its ``reads:``).
+:class:`TrainedRun` per run the artifact reads (its own grid's runs and its ``reads:``). An
+analysis of data sets declares ``datasets`` (their keys, in the study file) and ``data``: the
+workflow makes the prepared files its inputs and passes them by key.
 """
 from __future__ import annotations
 
@@ -57,8 +59,11 @@ def run_analysis(params: dict, out_csv: str | Path, seed: int = 0, runs: list[di
 
     params = dict(params)
     function = ANALYSES[params.pop("name")]
-    if "runs" in inspect.signature(function).parameters:
+    accepted = inspect.signature(function).parameters
+    if "runs" in accepted:
         params["runs"] = trained_runs(runs or [], data or [])
+    if "data" in accepted:  # the prepared datasets it reads, by key
+        params["data"] = {Path(path).name.removesuffix(".json.gz"): str(path) for path in data or []}
     table = function(seed=seed, **params)
     with atomic_path(out_csv) as tmp:
         table.to_csv(tmp, index=False)
@@ -66,3 +71,5 @@ def run_analysis(params: dict, out_csv: str | Path, seed: int = 0, runs: list[di
 
 from . import builtin  # noqa: E402,F401  (register the analyses)
 from . import drnn  # noqa: E402,F401  (drnn paper: Theorem 1, cost)
+from . import elstm  # noqa: E402,F401  (elstm paper: memory responses, data statistics, Table 8)
+from . import basics  # noqa: E402,F401  (basics tutorial: gradients, clipping, listings, taggers, LM, counting)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from torch import nn
 
 from . import basic, char_word, dbrnn, delayed, parser, seq2seq, stacked, translation  # noqa: F401  (register the models)
+from . import torch_lstm  # noqa: F401  (basics study: the tutorial's nn.LSTM tagger)
 from ..tasks.base import TaskIO
 from .registry import MODELS
 

@@ -45,6 +45,9 @@ METRIC_FORMATS: dict[str, MetricFormat] = {
     "mse": MetricFormat(decimals=4, higher_is_better=False),
     "loss": MetricFormat(decimals=4, higher_is_better=False),
     "bleu": MetricFormat(decimals=2, higher_is_better=True),
+    "params": MetricFormat(decimals=0),
+    "sentences": MetricFormat(decimals=0),
+    "vocabulary": MetricFormat(decimals=0),
 }
 
 
@@ -74,6 +77,8 @@ def format_value(value: float | None, metric: str, signed: bool = False) -> str:
     fmt = metric_format(metric)
     scaled = value * fmt.factor
     digits = f".{fmt.decimals}f" if scaled == 0 or abs(scaled) >= 10 ** -fmt.decimals else ".2e"
+    if fmt.decimals == 0:
+        digits = ",.0f"
     number = f"{scaled:{'+' if signed else ''}{digits}}"
     return number + (fmt.diff_unit if signed else fmt.unit)
 
@@ -83,9 +88,9 @@ def format_mean_std(mean: float, std: float | None, n: float | None, metric: str
     if is_missing(mean):
         return "—"
     fmt = metric_format(metric)
-    text = f"{mean * fmt.factor:.{fmt.decimals}f}"
+    text = format_value(mean, metric).removesuffix(fmt.unit)
     if not is_missing(std):
-        text += f" ± {std * fmt.factor:.{fmt.decimals}f}"
+        text += f" ± {format_value(std, metric).removesuffix(fmt.unit)}"
     text += fmt.unit
     if not is_missing(n):
         text += f" (n={int(n)})"

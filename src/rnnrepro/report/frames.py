@@ -23,9 +23,9 @@ from .formatting import (BOOKKEEPING_METRICS, CELL_ORDER, METRIC_ORDER, MODEL_OR
 
 #: Columns that are never labels.
 NOT_LABELS: frozenset[str] = frozenset({"study", "artifact", "scale", "run", "seed", "metric", "value", "mean",
-                                        "std", "n", "source", "note", "step", "epoch", "published",
+                                        "std", "n", "min", "max", "source", "note", "step", "epoch", "published",
                                         "published_std", "difference"})
-SUMMARY_STATS: tuple[str, ...] = ("mean", "std", "n")
+SUMMARY_STATS: tuple[str, ...] = ("mean", "std", "n", "min", "max")
 
 
 def label_text(value: Any) -> str:
@@ -93,12 +93,14 @@ def rows_of(table: pd.DataFrame, artifact: str, metrics: Sequence[str] | None = 
 
 
 def summarise(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean, standard deviation (ddof=1, NaN for one seed) and count over seeds per labels and metric."""
+    """Mean, standard deviation (ddof=1, NaN for one seed), count, min and max over seeds per
+    labels and metric."""
     keys = [*label_columns(rows), "metric"]
     if rows.empty:
         return pd.DataFrame(columns=[*keys, *SUMMARY_STATS])
     rows = rows.assign(value=pd.to_numeric(rows["value"], errors="coerce"))
-    summary = rows.groupby(keys, sort=False)["value"].agg(mean="mean", std="std", n="count").reset_index()
+    summary = rows.groupby(keys, sort=False)["value"].agg(mean="mean", std="std", n="count", min="min",
+                                                           max="max").reset_index()
     return sort_rows(summary)
 
 
@@ -144,6 +146,7 @@ def join_published(ours: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     Rows only published (not run) or only ours (nothing published) are kept.
     """
     pub = published.rename(columns={"mean": "published", "std": "published_std"}).drop(columns=["n"])
+    ours = ours.drop(columns=[c for c in ("min", "max") if c in ours])
     keys = [c for c in label_columns(pub) if c in ours.columns and c != "task"] + ["metric"]
     pub = pub[[*keys, "published", "published_std", "source"]]
     for column in label_columns(pub):
@@ -165,7 +168,7 @@ def comparison_table(joined: pd.DataFrame, rows: Sequence[str] | None = None) ->
     out = []
     for rec in joined.to_dict("records"):
         metric = rec["metric"]
-        ran = not pd.isna(rec.get("n")) and rec.get("n", 0) > 0
+        ran = not pd.isna(rec.get("mean"))
         out.append({**{c: rec.get(c, "") for c in labels}, "metric": metric,
                     "ours: mean ± std (n seeds)": format_mean_std(rec["mean"], rec["std"], rec["n"], metric)
                     if ran else "not run",

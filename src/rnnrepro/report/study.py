@@ -103,7 +103,7 @@ class StudyReport:
             if {"metric", "value"} <= set(table.columns) and len(table):
                 table = table.assign(value=pd.to_numeric(table["value"], errors="coerce"))
                 labels = frames.label_columns(table)
-                return table[[*labels, "metric"]].assign(mean=table["value"], std=float("nan"), n=1)
+                return table[[*labels, "metric"]].assign(mean=table["value"], std=float("nan"), n=float("nan"))
             return pd.DataFrame(columns=["metric", "mean", "std", "n"])
         rows = self.rows(artifact)
         repeats = [label for label in self.study.artifacts[artifact].spec.get("repeats") or [] if label in rows]
@@ -152,6 +152,7 @@ class StudyReport:
             lines.append(f"**What this scale changes:** {study.scale_note}")
         display_markdown("\n\n".join(lines))
         display_markdown(self.provenance_text())
+        display_table(self.cost())
         self.show_choices(study.spec.get("choices") or {}, "Choices of this study (where the paper is silent or we differ)")
 
     def provenance_text(self) -> str:
@@ -166,8 +167,29 @@ class StudyReport:
                 values = sorted({v or "unset" for v in made[column]}, key=frames.natural_key)
                 parts.append(f"{name} {', '.join(values)}")
         seconds = pd.to_numeric(made.get("wall_seconds"), errors="coerce").sum()
-        return (f"**Provenance** ({len(made)} runs): {'; '.join(parts)}; training wall time "
+        text = (f"**Provenance** ({len(made)} runs): {'; '.join(parts)}; training wall time "
                 f"{seconds / 60:.1f} job-minutes in all (`{self.results}/tables/{self.study.name}/provenance.csv`).")
+        if "cpu_seconds" in made:
+            text += " **Cost** of the training jobs by macro model and cell, from Snakemake's benchmark files:"
+        return text
+
+    def cost(self) -> pd.DataFrame:
+        """What the study's training cost, by macro model and cell (from Snakemake's benchmark files):
+        jobs, CPU hours, the longest job and the largest peak memory, to size a cluster's
+        ``runtime`` and ``mem_mb``."""
+        made = self.provenance
+        if made.empty or "cpu_seconds" not in made:
+            return pd.DataFrame()
+        parts = made["run"].str.extract(r"model~(?P<model>[^/]+)/cell~(?P<cell>[^/]+)")
+        made = made.assign(**parts, cpu=pd.to_numeric(made["cpu_seconds"], errors="coerce"),
+                           wall=pd.to_numeric(made["job_seconds"], errors="coerce"),
+                           rss=pd.to_numeric(made["max_rss_mb"], errors="coerce"))
+        table = made.groupby(["model", "cell"]).agg(jobs=("run", "count"), cpu_hours=("cpu", "sum"),
+                                                     longest_job_minutes=("wall", "max"), peak_rss_mb=("rss", "max"))
+        table["cpu_hours"] = (table["cpu_hours"] / 3600).round(3)
+        table["longest_job_minutes"] = (table["longest_job_minutes"] / 60).round(1)
+        table["peak_rss_mb"] = table["peak_rss_mb"].round(0)
+        return table.reset_index()
 
     def show_choices(self, choices: dict, heading: str) -> None:
         if choices:
@@ -191,7 +213,7 @@ class StudyReport:
         """Header, our runs, ours beside published, ``body`` (figures), verdicts and choices."""
         spec = self.study.artifacts[artifact]
         self.shown.append(artifact)
-        display_markdown(f"## {artifact}: {spec.title}")
+        display_markdown(f'<a id="{artifact}"></a>\n\n## {artifact}: {spec.title}')  # the index links here
         if spec.spec.get("published_only"):
             display_markdown(f"**Shown as published, not rerun:** {spec.spec['published_only']}")
         else:

@@ -17,7 +17,7 @@ A check sees a summary: label columns (text), ``metric``, ``mean`` (and ``std``,
 - ``best``: the ``best`` selection is the best of its dimension (``among`` restricts the
   competitors) in every unit.
 - ``threshold``: every row is ``below`` (or ``above``) a number, or a published constant
-  (``below: "published:baseline_mse"``).
+  (``below: "published:baseline_mse"``, or ``{published: params, where: {model: convseq2seq}}``).
 - ``trend``: values rise (``direction: increasing``) or fall along a label in every unit.
 - ``within``: ``a`` and ``b`` differ by at most ``tolerance`` (a number, or
   ``{std_of: selector, times: k}``: k times that selection's standard deviation over seeds).
@@ -25,7 +25,8 @@ A check sees a summary: label columns (text), ``metric``, ``mean`` (and ``std``,
   ``module:Class``, for the rare claim that needs code.
 
 ``where`` restricts the rows, ``per`` names the unit labels when the default is not right,
-``higher_is_better`` overrides the metric's direction. A claim with no data to compare is
+``higher_is_better`` overrides the metric's direction, ``statistic`` judges the ``min`` or
+``max`` over seeds instead of their mean (e.g. "can a cell fit the data": its best restart). A claim with no data to compare is
 "cannot be judged", never "holds".
 
 Every check can build data on which it must hold (:meth:`Check.example`) and data on which it
@@ -72,8 +73,11 @@ class Context:
     published: pd.DataFrame = field(default_factory=pd.DataFrame)
     scale: str | None = None
 
-    def constant(self, metric: str) -> float | None:
-        rows = self.published[self.published["metric"] == metric] if len(self.published) else self.published
+    def constant(self, metric: str, where: Mapping[str, Any] | None = None) -> float | None:
+        """A published number: the first of ``metric`` among the rows ``where`` picks."""
+        if self.published.empty:
+            return None
+        rows = select(self.published[self.published["metric"] == metric], where)
         return float(rows["value"].iloc[0]) if len(rows) else None
 
 
@@ -116,7 +120,7 @@ def select(frame: pd.DataFrame, selector: Mapping[str, Any] | None) -> pd.DataFr
     for key, value in [*((k, v) for k, v in selector.items() if k not in extremes), *extremes.items()]:
         if key not in frame:
             return frame.iloc[0:0]
-        frame = frame[matches(frame[key], value)]
+        frame = frame.loc[matches(frame[key], value).astype(bool)]
     return frame
 
 
@@ -167,6 +171,9 @@ class Check:
         if frame.empty or "metric" not in frame:
             return frame.iloc[0:0]
         rows = select(frame[frame["metric"] == metric], self.where)
+        statistic = self.spec.get("statistic", "mean")
+        if statistic != "mean" and statistic in rows:  # published numbers have their value only
+            rows = rows.assign(mean=rows[statistic])
         return rows[rows["mean"].notna()]
 
     def judge(self, frame: pd.DataFrame, context: Context) -> Verdict:
@@ -382,10 +389,13 @@ class Threshold(Check):
     kind = "threshold"
 
     def bound(self, context: Context) -> tuple[float | None, bool]:
+        """The bound: a number, ``"published:<metric>"`` or ``{published: <metric>, where: {...}}``."""
         below = "below" in self.spec
         value = self.spec["below" if below else "above"]
         if isinstance(value, str):
             value = context.constant(value.removeprefix("published:"))
+        elif isinstance(value, Mapping):
+            value = context.constant(value["published"], value.get("where"))
         return value, below
 
     def judge(self, frame, context):

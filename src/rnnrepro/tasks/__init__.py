@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from . import adding, language_model, parsing, pos, pos_chars, translation  # noqa: F401  (register the tasks)
 from . import reversal, sine_filter  # noqa: F401,E402  (drnn paper's synthetic tasks)
+from . import presence  # noqa: F401,E402  (elstm paper's "A"-presence toy task)
+from . import counting  # noqa: F401,E402  (basics study: recognising aⁿbⁿ)
 from .base import Batch, Predictions, Task, TaskIO
 from .registry import TASKS
 

@@ -1,8 +1,13 @@
-"""The elstm paper's own tables and figures (Su & Kuo; ``reports/elstm.ipynb``)."""
+"""The elstm paper's own tables, figures and checks (Su & Kuo; ``reports/elstm.ipynb``): Table 1's
+counts, the toy task of Fig. 5, the training curves of Figs. 9-12, and the two claims that need
+code (counts equal to the paper's, Table 3; the ELSTM less affected by its input, Figs. 11-12)."""
 from __future__ import annotations
+
+import pandas as pd
 
 from .. import plots
 from ..study import StudyReport, display_markdown, display_table
+from ..verdicts import Check, Verdict, verdict_of
 
 
 def parameter_counts(report: StudyReport) -> None:
@@ -34,3 +39,191 @@ def accuracy_bars(report: StudyReport, artifact: str = "table7", metric: str = "
         plots.curves(curves, "train_loss", x="step", col="model")
         plt.show()
 
+
+
+# -- Fig. 5: the "A"-presence toy task ---------------------------------------------------------
+def toy_sweep(report: StudyReport) -> None:
+    """Final training loss against T per cell: the best restart (line) and every restart (dots)."""
+    import matplotlib.pyplot as plt
+
+    rows = report.rows("fig5", ["dev_loss"])
+    if rows.empty:
+        return
+    rows = rows.assign(T=rows["T"].astype(int), value=rows["value"].astype(float))
+    best = rows.groupby(["cell", "T"])["value"].min().reset_index()
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    for cell, group in best.groupby("cell"):
+        ax.plot(group["T"], group["value"], marker="o", label=f"{cell.upper()}: best restart (ours)")
+        every = rows[rows["cell"] == cell]
+        ax.scatter(every["T"], every["value"], s=8, alpha=0.4)
+    ax.axhline(0.01, color="black", linestyle=":", linewidth=1, label="0.01: read as zero")
+    ax.set(yscale="log", xlabel="sequence length T", ylabel="final training loss (ours)",
+           title='"A"-presence task (paper: the LSTM plateaus from T = 60)')
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plt.show()
+    display_markdown("Final training loss (mean cross-entropy over the T + 1 training sequences) of every restart; "
+                     "the line follows the best restart of each cell.")
+
+
+def memory_responses(report: StudyReport) -> None:
+    """Fig. 5: memory response per position of the trained LSTM and ELSTM, the scaling factors beside."""
+    import matplotlib.pyplot as plt
+
+    table = report.analysis("fig5_response")
+    if table.empty:
+        return
+    table = table[table["position"] != ""]  # per-position rows (final_loss has none)
+    table = table.assign(value=table["value"].astype(float), position=table["position"].astype(float))
+    samples = sorted({(int(T), int(a)) for T, a in zip(table["T"], table["a_position"])})
+    fig, axes = plt.subplots(1, 2 * len(samples), figsize=(6 * len(samples), 3.2), squeeze=False)
+    for index, (T, a) in enumerate(samples):
+        rows = table[table["T"] == str(T)]
+        ax, scale_ax = axes[0][2 * index], axes[0][2 * index + 1]
+        for cell, group in rows[rows["metric"] == "memory_response"].groupby("cell"):
+            ax.plot(group["position"], group["value"], marker=".", label=cell.upper())
+        ax.axvline(a, color="grey", linestyle=":", linewidth=1)
+        ax.set(title=f'memory response, T = {T}, "A" at {a}', xlabel="position k", ylabel="mr_k (ours)")
+        ax.legend(fontsize=8)
+        scaling = rows[rows["metric"] == "scaling"]
+        scale_ax.plot(scaling["position"], scaling["value"], color="tab:orange", marker=".")
+        scale_ax.set(title=f"ELSTM scaling factor s_k, T = {T}", xlabel="position k", ylabel="s_k (ours)")
+    fig.tight_layout()
+    plt.show()
+
+
+# -- Figs. 9-12: training curves ------------------------------------------------------------
+def training_perplexity(report: StudyReport, artifact: str, hue: str, one: dict) -> None:
+    """Training perplexity exp(train_loss) against the step; ``hue`` varies, ``one`` fixes the rest."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rows = report.curve_rows(artifact, "train_loss")
+    for key, value in one.items():
+        rows = rows[rows[key] == value] if key in rows else rows.iloc[0:0]
+    if rows.empty:
+        return
+    rows = rows.assign(value=np.exp(rows["value"].astype(float)), metric="train_perplexity")
+    plots.curves(rows, "train_perplexity", x="step", hue=hue, logy=True)
+    plt.show()
+    fixed = ", ".join(f"{k} = {v}" for k, v in one.items())
+    display_markdown(f"Training perplexity (exp of the training loss, averaged over {report.scale}'s logging "
+                     f"interval) against the step, one line per {hue}; {fixed} (ours; the paper plots these curves "
+                     "without numbers).")
+
+
+def per_cell_curves(report: StudyReport) -> None:
+    """Fig. 9: training perplexity per cell, in the basic RNN (a choice: the paper does not say which model)."""
+    training_perplexity(report, "fig9", "cell", {"model": "basic"})
+
+
+def per_model_curves(report: StudyReport) -> None:
+    """Fig. 10: training perplexity per macro model, with the ELSTM cell."""
+    training_perplexity(report, "fig10", "model", {"cell": "elstm"})
+
+
+def input_curves(artifact: str):
+    """Figs. 11-12: training loss per macro model, I_t = X_t against [X_t, h_{t−1}], LSTM and ELSTM."""
+    def show(report: StudyReport) -> None:
+        import matplotlib.pyplot as plt
+        import seaborn as sns
+
+        rows = report.curve_rows(artifact, "train_loss")
+        if rows.empty:
+            return
+        rows = rows.assign(value=rows["value"].astype(float), step=rows["step"].astype(float),
+                           inputs=rows["grid"].map(lambda g: "I_t = X_t" if g.startswith("x_") else "I_t = [X_t, h_{t-1}]"))
+        grid = sns.relplot(data=rows, kind="line", x="step", y="value", hue="cell", style="inputs", col="model",
+                           col_wrap=5, height=2.6, aspect=1.0, errorbar=None)
+        grid.set_axis_labels("step", "training loss (ours)")
+        plt.show()
+    return show
+
+
+# -- checks that need code --------------------------------------------------------------------
+class MatchesPublished(Check):
+    """Our counts equal the published ones, dataset by dataset and metric by metric. On the
+    published numbers themselves there is nothing to judge: they are the paper's statement."""
+
+    kind = ""
+
+    def judge(self, frame, context):
+        if "source" in frame.columns:
+            return Verdict(None, ["these are the paper's own counts"])
+        published = context.published
+        results = []
+        for rec in published.to_dict("records"):
+            ours = frame[(frame["metric"] == rec["metric"]) & (frame.get("dataset", "") == rec.get("dataset", ""))]
+            if ours.empty:
+                continue
+            mine = float(ours["mean"].iloc[0])
+            ok = mine == float(rec["value"])
+            results.append((ok, f"{rec.get('dataset', '')} {rec['metric']}: ours {mine:,.0f} "
+                                f"{'=' if ok else '≠'} published {float(rec['value']):,.0f}"))
+        return verdict_of(results, False, "no count of ours beside a published one")
+
+    def neutral(self, labels):
+        return pd.DataFrame(columns=["dataset", "metric", "mean"])
+
+    def shifted(self, context, shift: float) -> pd.DataFrame:
+        published = context.published
+        return published[["dataset", "metric"]].assign(mean=published["value"].astype(float) + shift, std=float("nan"),
+                                                        n=1)
+
+    def example(self, frame, context):
+        return self.shifted(context, 0.0)
+
+    def counterexample(self, frame, context):
+        return self.shifted(context, 1.0)
+
+
+class LessAffectedByInput(Check):
+    """Per macro model, switching I_t from [X_t, h_{t−1}] (grids ``xh_*``) to X_t (grids ``x_*``)
+    changes the ELSTM's metric by less than the LSTM's, in most macro models."""
+
+    kind = ""
+
+    def changes(self, frame: pd.DataFrame, metric: str) -> dict[tuple[str, str], float]:
+        rows = frame[frame["metric"] == metric] if len(frame) and "grid" in frame else frame.iloc[0:0]
+        values = {}
+        for rec in rows.to_dict("records"):
+            inputs = "x" if rec["grid"].startswith("x_") else "xh"
+            values[(rec["model"], rec["cell"], inputs)] = float(rec["mean"])
+        return {(model, cell): abs(values[(model, cell, "x")] - values[(model, cell, "xh")])
+                for (model, cell, inputs) in values if inputs == "x" and (model, cell, "xh") in values}
+
+    def judge(self, frame, context):
+        results = []
+        for metric in self.metrics:
+            change = self.changes(frame, metric)
+            for model in sorted({m for m, _ in change}):
+                if (model, "elstm") in change and (model, "lstm") in change:
+                    e, lstm = change[(model, "elstm")], change[(model, "lstm")]
+                    results.append((e < lstm, f"{model}: ELSTM changes by {e:.4f} {'<' if e < lstm else '≥'} "
+                                              f"LSTM by {lstm:.4f} ({metric})"))
+        return verdict_of(results, True, "no model with both cells run with both inputs (the paper gives a plot only)")
+
+    def built(self, frame, elstm_moves: bool):
+        frame = frame.copy()
+        x = frame["grid"].str.startswith("x_")
+        moving = frame["cell"] == ("elstm" if elstm_moves else "lstm")
+        frame.loc[x & moving, "mean"] = frame.loc[x & moving, "mean"] + 10.0
+        return frame
+
+    def example(self, frame, context):
+        return self.built(frame, elstm_moves=False)
+
+    def counterexample(self, frame, context):
+        return self.built(frame, elstm_moves=True)
+
+
+def lm_table(report: StudyReport) -> None:
+    """Table 5's bars, and what its bidirectional numbers are."""
+    display_markdown(
+        "**Not a language model's perplexity everywhere.** Footnote 1 defines the task as predicting the next word "
+        "from the preceding ones, but the BRNN and the DBRNN read the sentence in both directions: at position t their "
+        "backward layer has already read word t + 1, the very word to predict. The seq2seq models' encoders read the "
+        "whole sentence before the decoder predicts it. Their perplexities (the paper's 78.56 for the BRNN and 6.18 "
+        "for the DBRNN against 267.47 for the basic RNN, and ours) measure copying what was seen, not language "
+        "modelling; only the basic RNN's is a language model's.")
+    accuracy_bars(report, "table5", "test_perplexity")
