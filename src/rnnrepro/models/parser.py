@@ -64,14 +64,19 @@ class BiaffineParser(nn.Module):
         self.label_linear = nn.Linear(2 * label_mlp, io.output_size, bias=False)  # W^(2)
         nn.init.zeros_(self.label_bilinear.weight)
 
-    def encode(self, batch: Batch) -> tuple[Tensor, Tensor]:
-        """r_0..r_T (T+1, B, 2*hidden) with the root at position 0, and the lengths counting it."""
+    def rnn_inputs(self, batch: Batch) -> tuple[Tensor, Tensor]:
+        """x_0..x_T (T+1, B, input), the BiRNN's inputs before dropout with the root vector at
+        position 0, and the lengths counting it."""
         x = self.words(batch.inputs)
         if self.tags is not None:
             x = torch.cat([x, self.tags(batch.extra["upos"])], dim=2)
         root = self.root.view(1, 1, -1).expand(1, x.shape[1], -1)
-        lengths = batch.lengths + 1
-        r, _ = self.rnn(self.dropout(torch.cat([root, x])), lengths)
+        return torch.cat([root, x]), batch.lengths + 1
+
+    def encode(self, batch: Batch) -> tuple[Tensor, Tensor]:
+        """r_0..r_T (T+1, B, 2*hidden) with the root at position 0, and the lengths counting it."""
+        x, lengths = self.rnn_inputs(batch)
+        r, _ = self.rnn(self.dropout(x), lengths)
         return self.dropout(r), lengths
 
     def arc_scores(self, r: Tensor, lengths: Tensor) -> Tensor:

@@ -16,12 +16,29 @@ decoder. For a source x_1..x_S and target y_1..y_n (y_0 = <bos>, y_{n+1} = <eos>
 
 The softmax runs over the real outputs only: <pad> and <bos> get probability 0.
 
+Settings for the wsum paper's Table 4, which replaces the stacked bidirectional LSTM of
+OpenNMT-py's default encoder (2 layers of 500 units, embeddings of 500) by ablated cells:
+
+- ``layers`` k: the encoder is a stack of k (bidirectional) layers, layer i reading
+  D([h→^(i-1) ; h←^(i-1)]) (:class:`~rnnrepro.layers.Stacked`); h_j above is the top layer's
+  output and h←_1 (h→_S) its final state;
+- ``encoder_hidden_size``: units per encoder direction (default ``hidden_size``; OpenNMT-py's
+  ``brnn`` splits its 500 units into 250 per direction);
+- ``decoder_cell``: the decoder's cell (default: the encoder's, with the same cell parameters;
+  named, it is built with its own defaults), so that only the encoder's cell is replaced;
+- ``dropout`` p: D on the source and target embeddings, between encoder layers and on the
+  deep-output layer before the softmax (OpenNMT-py's default is 0.3; 0 here by default);
+- ``init_range`` r: every parameter ~ U(-r, r) (OpenNMT-py's ``param_init`` 0.1), see
+  :func:`~rnnrepro.models.common.initialise`; the padding rows of the embeddings stay zero.
+
+With the defaults (1 layer, no dropout) the model is the one described above.
+
 Why additive (Bahdanau) attention and not Luong's: it is the PRU paper's model, whose
 "alignment model" of 1000 hidden nodes is the size of the additive scorer (``attention_size``
 here), and its query is the previous decoder state s_{t-1}, so the same decoder cell runs on
 [E y_{t-1}; c_t] for every cell type without an extra attentional layer. (The wsum paper's
-Table 4 used OpenNMT's default, Luong "general" attention with input feeding; we use this one
-model for both papers.)
+Table 4 used OpenNMT's default, Luong "general" attention with input feeding and a decoder of
+2 layers; we use this one model, with one decoder layer, for both papers.)
 
 Training (``model.train()``): teacher forcing; ``model(batch)`` returns logits (T - 1, B, V)
 for targets[1:] given targets[:-1] (ids of :mod:`rnnrepro.tasks.translation`). In eval mode
@@ -50,10 +67,10 @@ import torch
 from torch import Tensor, nn
 
 from ..cells import State
-from ..layers import Recurrent, length_mask
+from ..layers import Recurrent, Stacked, length_mask
 from ..tasks.base import Batch, TaskIO
 from ..tasks.translation import BOS_ID, EOS_ID, PAD_ID, decode_limit
-from .common import make_bidirectional, make_cell
+from .common import dropout_layer, initialise, make_bidirectional, make_cell
 from .registry import MODELS
 
 
@@ -102,33 +119,53 @@ class AttentionEncoderDecoder(nn.Module):
     compatible_tasks = ("translation",)
 
     def __init__(self, io: TaskIO, cell: str, cell_params: dict | None = None, hidden_size: int = 128,
-                 embedding_size: int = 128, attention_size: int = 128, bidirectional: bool = True):
+                 embedding_size: int = 128, attention_size: int = 128, bidirectional: bool = True,
+                 layers: int = 1, encoder_hidden_size: int | None = None, decoder_cell: str | None = None,
+                 dropout: float = 0.0, init_range: float | None = None):
         super().__init__()
         if io.input_vocab is None:
             raise ValueError("attn_encdec needs token inputs (TaskIO.input_vocab)")
+        if layers < 1:
+            raise ValueError(f"the encoder needs layers >= 1, got {layers}")
         self.io = io
         self.bidirectional = bidirectional
         self.source_embedding = nn.Embedding(io.input_vocab, embedding_size, padding_idx=PAD_ID)
         self.target_embedding = nn.Embedding(io.output_size, embedding_size, padding_idx=PAD_ID)
-        if bidirectional:
-            self.encoder = make_bidirectional(cell, embedding_size, hidden_size, cell_params)
+        encoder_size = encoder_hidden_size or hidden_size
+        if layers > 1:
+            self.encoder = Stacked.build(lambda size, hidden: make_cell(cell, size, hidden, cell_params),
+                                         embedding_size, encoder_size, layers, bidirectional, dropout)
+        elif bidirectional:
+            self.encoder = make_bidirectional(cell, embedding_size, encoder_size, cell_params)
         else:
-            self.encoder = Recurrent(make_cell(cell, embedding_size, hidden_size, cell_params))
+            self.encoder = Recurrent(make_cell(cell, embedding_size, encoder_size, cell_params))
         memory_size = self.encoder.output_size
-        self.initial = nn.Linear(hidden_size, hidden_size)
+        self.initial = nn.Linear(encoder_size, hidden_size)
         self.attention = AdditiveAttention(hidden_size, memory_size, attention_size)
-        self.decoder = make_cell(cell, embedding_size + memory_size, hidden_size, cell_params)
+        self.decoder = make_cell(decoder_cell or cell, embedding_size + memory_size, hidden_size,
+                                 cell_params if decoder_cell is None else None)
         self.readout = nn.Linear(hidden_size + embedding_size + memory_size, hidden_size)
         self.generator = nn.Linear(hidden_size, io.output_size)
+        self.dropout = dropout_layer(dropout)
         never_output = torch.zeros(io.output_size, dtype=torch.bool)
         never_output[[PAD_ID, BOS_ID]] = True
         self.register_buffer("never_output", never_output, persistent=False)
+        if init_range is not None:
+            initialise(self, init_range)
+            with torch.no_grad():
+                for embedding in (self.source_embedding, self.target_embedding):
+                    embedding.weight[PAD_ID].zero_()
+
+    def final_summary(self, final) -> Tensor:
+        """h←_1 (the backward direction's final state), or h→_S, of the encoder's top layer."""
+        top = final[-1] if isinstance(self.encoder, Stacked) else final
+        return top[1][0] if self.bidirectional else top[0]
 
     # -- the pieces -------------------------------------------------------------------
     def encode(self, inputs: Tensor, lengths: Tensor) -> tuple[Encoded, Tensor, State]:
         """Annotations of the source, and the decoder's first output s_0 and state."""
-        memory, final = self.encoder(self.source_embedding(inputs), lengths)
-        summary = final[1][0] if self.bidirectional else final[0]  # h←_1, or h→_S
+        memory, final = self.encoder(self.dropout(self.source_embedding(inputs)), lengths)
+        summary = self.final_summary(final)  # h←_1, or h→_S
         mask = length_mask(lengths, inputs.shape[0]).squeeze(2)
         s0 = torch.tanh(self.initial(summary))
         state = (s0,) + self.decoder.initial_state(inputs.shape[1], s0)[1:]
@@ -137,10 +174,10 @@ class AttentionEncoderDecoder(nn.Module):
     def step(self, previous: Tensor, s: Tensor, state: State, encoded: Encoded,
              t: int) -> tuple[Tensor, Tensor, State]:
         """One decoder step from the previous target ids (N,): logits (N, V), s_t, state."""
-        y = self.target_embedding(previous)
+        y = self.dropout(self.target_embedding(previous))
         context, _ = self.attention(s, encoded)
         s, state = self.decoder(torch.cat([y, context], dim=1), state, t)
-        logits = self.generator(torch.tanh(self.readout(torch.cat([s, y, context], dim=1))))
+        logits = self.generator(self.dropout(torch.tanh(self.readout(torch.cat([s, y, context], dim=1)))))
         return logits.masked_fill(self.never_output, float("-inf")), s, state
 
     def teacher_forced_logits(self, inputs: Tensor, lengths: Tensor, targets: Tensor) -> Tensor:

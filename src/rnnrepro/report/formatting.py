@@ -45,6 +45,8 @@ METRIC_FORMATS: dict[str, MetricFormat] = {
     "mse": MetricFormat(decimals=4, higher_is_better=False),
     "loss": MetricFormat(decimals=4, higher_is_better=False),
     "bleu": MetricFormat(decimals=2, higher_is_better=True),
+    "em": MetricFormat(decimals=2, higher_is_better=True),
+    "f1": MetricFormat(decimals=2, higher_is_better=True),
     "params": MetricFormat(decimals=0),
     "sentences": MetricFormat(decimals=0),
     "vocabulary": MetricFormat(decimals=0),

@@ -147,6 +147,8 @@ def join_published(ours: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """
     pub = published.rename(columns={"mean": "published", "std": "published_std"}).drop(columns=["n"])
     ours = ours.drop(columns=[c for c in ("min", "max") if c in ours])
+    if ours.empty:  # nothing of ours: every published label stays
+        ours = pd.DataFrame(columns=[*label_columns(pub), "metric", "mean", "std", "n"])
     keys = [c for c in label_columns(pub) if c in ours.columns and c != "task"] + ["metric"]
     pub = pub[[*keys, "published", "published_std", "source"]]
     for column in label_columns(pub):

@@ -25,9 +25,14 @@ i, and relation scores for each word attached to a head. The loss is the arc cro
 
 Metrics of both: UAS and LAS of the CoNLL 2018 shared task (:mod:`rnnrepro.metrics.conll18`:
 all words including punctuation, LAS on the universal part of the relation), as fractions.
+With ``conllu_files`` (``dp_biaffine``) the gold and the predicted sentences of a split are
+first written as CoNLL-U files (:func:`~rnnrepro.metrics.conll18.write_conllu`, in a temporary
+folder) and the scores are read off those files (:func:`~rnnrepro.metrics.conll18.evaluate_files`),
+as the shared task's script scores a system's output; the numbers are the same as in memory.
 """
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -36,7 +41,7 @@ import torch
 from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
-from ..metrics.conll18 import ParsedSentence, attachment_scores
+from ..metrics.conll18 import ParsedSentence, attachment_scores, evaluate_files, write_conllu
 from .base import IGNORE_INDEX, Batch, Task, TaskIO, main_output, pad_time_major, shuffled_buckets
 from .pos import Vocabulary
 from .registry import TASKS
@@ -70,6 +75,8 @@ class TreebankParsing(Task):
     gold sentences for scoring, and UAS/LAS from predicted heads and relations."""
 
     dev_metric = "dev_las"
+    #: score through written CoNLL-U files (see the module docstring)
+    conllu_files: bool = False
 
     def __init__(self, data: str | Path, treebank: str, input_column: Literal["form", "lemma"],
                  lowercase: bool, min_count: int, max_train_sentences: int | None,
@@ -101,7 +108,14 @@ class TreebankParsing(Task):
         """UAS and LAS of predicted (heads, relations) per sentence index of ``split``."""
         gold = self.gold[split]
         system = [ParsedSentence(g.forms, *predicted[i]) for i, g in enumerate(gold)]
-        result = attachment_scores(gold, system)
+        if self.conllu_files:
+            with tempfile.TemporaryDirectory(prefix="rnnrepro-conllu-") as folder:
+                gold_file, system_file = Path(folder) / f"{split}-gold.conllu", Path(folder) / f"{split}-system.conllu"
+                write_conllu(gold_file, gold)
+                write_conllu(system_file, system)
+                result = evaluate_files(gold_file, system_file)
+        else:
+            result = attachment_scores(gold, system)
         return {f"{split}_uas": result.uas, f"{split}_las": result.las}
 
 
@@ -206,8 +220,9 @@ class BiaffineParsing(TreebankParsing):
     def __init__(self, data: str | Path, treebank: str = "ud_en_ewt_v2.0",
                  input_column: Literal["form", "lemma"] = "form", lowercase: bool = False, min_count: int = 1,
                  use_upos: bool = False, max_train_sentences: int | None = None,
-                 max_eval_sentences: int | None = None):
+                 max_eval_sentences: int | None = None, conllu_files: bool = False):
         super().__init__(data, treebank, input_column, lowercase, min_count, max_train_sentences, max_eval_sentences)
+        self.conllu_files = conllu_files
         self.tags = Vocabulary.build([s for c in self.columns.values() for s in c["upos"]]) if use_upos else None
         self.io = ParsingIO(output_size=len(self.relations), level="token", input_vocab=len(self.words),
                             tag_vocab=len(self.tags) if use_upos else None)
