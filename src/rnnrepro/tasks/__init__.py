@@ -5,6 +5,7 @@ from . import adding, language_model, parsing, pos, pos_chars, translation  # no
 from . import reversal, sine_filter  # noqa: F401,E402  (drnn paper's synthetic tasks)
 from . import presence  # noqa: F401,E402  (elstm paper's "A"-presence toy task)
 from . import counting  # noqa: F401,E402  (basics study: recognising aⁿbⁿ)
+from . import copying  # noqa: F401,E402  (pru paper's copying memory problem)
 from .base import Batch, Predictions, Task, TaskIO
 from .registry import TASKS
 

@@ -57,7 +57,11 @@ Token ids: 0 is padding (inputs only); token k of the vocabulary has input id k 
 class k, so the output layer has exactly V classes, V the number of distinct tokens of the
 full training split (with ``<eos>``). The vocabulary always comes from the whole training
 split, also when ``max_train_tokens`` trains on a prefix, so perplexities of all scales are
-over the same V.
+over the same V. ``max_vocabulary`` K caps it (for small-scale runs of large vocabularies,
+whose softmax dominates the cost): ``<eos>``, ``<unk>`` (the corpus' own, as in PTB and
+WikiText, or a new one) and the K − 2 most frequent other tokens of the whole training split
+(ties alphabetical); every other token becomes ``<unk>`` in every split, as input and as
+target. The NLL is then over those K classes.
 
 A bidirectional model (the BRNN) sees the future: the backward direction at position t has
 read w_{t+1}, the very token it must predict. The elstm paper's Table 5 reports such models
@@ -89,6 +93,7 @@ from .registry import TASKS
 
 CORPORA = ("ptb_word", "ptb_char", "wikitext2")
 PAD = "<pad>"
+UNKNOWN = "<unk>"  # rare words in PTB and WikiText; with max_vocabulary, every token beyond the cap
 
 
 def split_lines(tokens: list[str]) -> list[list[str]]:
@@ -129,7 +134,7 @@ class LanguageModel(Task):
                  mode: Literal["stream", "sentence"] = "stream", bptt: int = 35, context: int = 0,
                  max_sentence_length: int | None = None,
                  max_train_tokens: int | None = None, max_eval_tokens: int | None = None,
-                 stateful: bool = False):
+                 stateful: bool = False, max_vocabulary: int | None = None):
         if corpus not in CORPORA:
             raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
         if mode not in ("stream", "sentence"):
@@ -143,9 +148,16 @@ class LanguageModel(Task):
         if stateful and context:
             raise ValueError(f"context={context} approximates a carried state; with stateful=True the state "
                              f"itself is carried: leave context at 0")
+        if max_vocabulary is not None and max_vocabulary < 3:
+            raise ValueError(f"max_vocabulary must keep at least 3 tokens (<eos>, <unk> and one more), "
+                             f"got {max_vocabulary}")
         prepared = load_prepared(data, expect=corpus)
         self.mode, self.bptt, self.context, self.stateful = mode, bptt, context, stateful
         tokens = Vocabulary.build([prepared["train"]], specials=False).itos
+        self.capped = max_vocabulary is not None and len(tokens) > max_vocabulary
+        if self.capped:  # <eos>, <unk> and the most frequent others, in order of frequency
+            kept = {END_OF_LINE, UNKNOWN, *[t for t in tokens if t not in (END_OF_LINE, UNKNOWN)][:max_vocabulary - 2]}
+            tokens = [t for t in tokens if t in kept] + ([UNKNOWN] if UNKNOWN not in tokens else [])
         self.vocab = Vocabulary([PAD] + tokens, specials=False)
         self.io = TaskIO(output_size=len(tokens), level="token", input_vocab=len(self.vocab))
         self.eos = self.vocab.stoi[END_OF_LINE]
@@ -170,7 +182,11 @@ class LanguageModel(Task):
         return self.io.output_size
 
     def encode(self, tokens: list[str]) -> list[int]:
-        """Input ids of tokens; a token outside the training vocabulary is an error naming it."""
+        """Input ids of tokens; a token outside the training vocabulary is an error naming it
+        (with ``max_vocabulary``, tokens beyond the cap are ``<unk>``)."""
+        if self.capped:
+            unknown = self.vocab.stoi[UNKNOWN]
+            return [self.vocab.stoi.get(token, unknown) for token in tokens]
         try:
             return self.vocab.encode(tokens)
         except KeyError as error:

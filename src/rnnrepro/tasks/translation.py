@@ -8,11 +8,23 @@ by teacher forcing: the loss is the token cross-entropy of y_1..y_n, <eos> given
 
 Data: the tokenised, lowercased files of the Multi30k repository (``*.lc.norm.tok.*``; Moses
 tokenisation, with Moses' escapes such as ``&apos;``), splits train (29,000 pairs), val -> dev
-(1,014), test_2016_flickr -> test (1,000). Words, not BPE: the vocabularies are the tokens
-seen at least ``min_count`` times in the training pairs used (``max_train_pairs`` of them);
-others become ``<unk>``. As in the PRU paper (after Bahdanau et al.), training pairs longer
-than ``max_train_length`` tokens on either side are left out (none of Multi30k's are longer
-than 50).
+(1,014), test_2016_flickr -> test (1,000). As in the PRU paper (after Bahdanau et al.), training
+pairs longer than ``max_train_length`` words on either side are left out (none of Multi30k's
+are longer than 50). The model reads and writes *units*:
+
+- words (``bpe_vocab_size`` None, the default): the vocabularies are the words seen at least
+  ``min_count`` times in the training pairs used (``max_train_pairs`` of them);
+- subwords (``bpe_vocab_size`` V): byte-pair encoding (Sennrich et al. 2016, the PRU paper's
+  [25]: "we use 10K (or 30K) subwords extracted by byte pair encoding"), one model per language
+  with V pieces, learned by SentencePiece (``model_type="bpe"``) on that language's side of the
+  training pairs used, from the Moses tokens as they are (identity normalisation, never across
+  a space; a piece that starts a word carries the marker ``▁``). Merges are learned greedily,
+  most frequent pair first (ties broken by SentencePiece's fixed order), so the same training
+  pairs give the same model. Every split is cut into the pieces; the vocabularies are the
+  pieces seen at least ``min_count`` times in the training pairs (a piece the training side
+  lacks, e.g. an unseen character of a test sentence, becomes ``<unk>``).
+
+Units outside a vocabulary become ``<unk>``.
 
 Ids (both languages): 0 <pad>, 1 <unk>, 2 <bos>, 3 <eos>, then the tokens, most frequent
 first. A batch holds the source ids with <eos> appended in ``inputs`` (S, B) and ``lengths``;
@@ -29,15 +41,17 @@ Metric: corpus BLEU (Papineni et al. 2002) by sacrebleu, ``<split>_bleu``:
     BLEU = BP · exp(¼ Σ_{n=1..4} log p_n),  BP = min(1, exp(1 - r/c)),
 
 p_n the clipped n-gram precisions over the whole split, c and r the hypothesis and reference
-lengths in tokens. Tokenisation: hypotheses are the decoded target tokens joined by single
-spaces (``<unk>`` kept as the string "<unk>"), references the original tokenised, lowercased
-Multi30k sentences joined by single spaces (not mapped through the vocabulary), and sacrebleu
-runs with ``tokenize="none"``: the n-grams are the corpus' own Moses tokens, as the PRU paper
-("we un-BPE the resulting translations, but leave them tokenized") and OpenNMT's multi-bleu
-scores do. sacrebleu's default "exp" smoothing only matters when an n-gram order has no match.
+lengths in tokens. Tokenisation: hypotheses are the decoded target units joined by single
+spaces, or with BPE the pieces put back together ("un-BPE'd": pieces joined, each ``▁`` a
+space; :func:`undo_bpe`), ``<unk>`` kept as the string "<unk>"; references are the original
+tokenised, lowercased Multi30k sentences joined by single spaces (never mapped through a
+vocabulary or BPE), and sacrebleu runs with ``tokenize="none"``: the n-grams are the corpus'
+own Moses tokens, as the PRU paper ("we un-BPE the resulting translations, but leave them
+tokenized") and OpenNMT's multi-bleu scores do. sacrebleu's default "exp" smoothing only
+matters when an n-gram order has no match.
 Greedy decoding (beam 1) as in the PRU paper's validation curves (Fig. 4) or beam search
 (``beam_size``, 12 in Tables 3-4); with ``beam_size`` > 1 the greedy BLEU is reported too, as
-``<split>_bleu_greedy``. ``length_buckets`` (upper edges in source tokens, e.g. [10, 20, 30])
+``<split>_bleu_greedy``. ``length_buckets`` (upper edges in source words, e.g. [10, 20, 30])
 adds BLEU per source-length bucket (Fig. 5): ``<split>_bleu_len_1to10``, ..., ``<split>_bleu_len_gt30``.
 """
 from __future__ import annotations
@@ -77,6 +91,36 @@ def translation_vocabulary(sentences: list[list[str]], min_count: int) -> Vocabu
     return Vocabulary([BOS, EOS] + Vocabulary.build(sentences, min_count, specials=False).itos)
 
 
+#: The mark SentencePiece puts at the start of a piece that starts a word.
+WORD_START = "\u2581"
+
+
+def learn_bpe(sentences: list[list[str]], vocab_size: int):
+    """A SentencePiece BPE model with (at most) ``vocab_size`` pieces learned on ``sentences``
+    (token lists): every sentence is used, in order, on one thread, characters kept as they are."""
+    import io
+
+    import sentencepiece
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(" ".join(tokens) for tokens in sentences), model_writer=model, model_type="bpe",
+        vocab_size=vocab_size, hard_vocab_limit=False, character_coverage=1.0, normalization_rule_name="identity",
+        split_by_unicode_script=False, split_by_number=False, input_sentence_size=0, shuffle_input_sentence=False,
+        max_sentence_length=1 << 20, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, num_threads=1, minloglevel=2)
+    return sentencepiece.SentencePieceProcessor(model_proto=model.getvalue())
+
+
+def apply_bpe(model, sentences: list[list[str]]) -> list[list[str]]:
+    """Each sentence (token list) cut into the model's pieces."""
+    return model.encode([" ".join(tokens) for tokens in sentences], out_type=str) if sentences else []
+
+
+def undo_bpe(pieces: list[str]) -> str:
+    """Pieces put back into space-separated tokens ("un-BPE"): joined, each ``▁`` a space."""
+    return " ".join("".join(pieces).replace(WORD_START, " ").split())
+
+
 def bucket_names(edges: list[int]) -> list[tuple[str, int, int]]:
     """(name, shortest, longest) of each source-length bucket cut at ``edges``."""
     buckets, low = [], 1
@@ -96,11 +140,13 @@ class Translation(Task):
     def __init__(self, data: str | Path, direction: Literal["en-de", "de-en"] = "en-de",
                  min_count: int = 1, max_train_pairs: int | None = None, max_eval_pairs: int | None = None,
                  max_train_length: int | None = 50, beam_size: int = 1, length_normalisation: float = 0.0,
-                 length_buckets: list[int] | None = None):
+                 length_buckets: list[int] | None = None, bpe_vocab_size: int | None = None):
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
         if beam_size < 1:
             raise ValueError(f"beam_size must be >= 1, got {beam_size}")
+        if bpe_vocab_size is not None and bpe_vocab_size < 2:
+            raise ValueError(f"bpe_vocab_size must be >= 2 pieces (or None for words), got {bpe_vocab_size}")
         source_language, target_language = direction.split("-")
         prepared = load_prepared(data, expect="multi30k")
         self.beam_size = beam_size
@@ -115,11 +161,17 @@ class Translation(Task):
                         if len(s) <= max_train_length and len(t) <= max_train_length]
                 source, target = [s for s, _ in kept], [t for _, t in kept]
             self.raw[split] = (source[:limit], target[:limit])
-        self.source_vocab = translation_vocabulary(self.raw["train"][0], min_count)
-        self.target_vocab = translation_vocabulary(self.raw["train"][1], min_count)
+        self.bpe = None  # (source, target) SentencePiece models, with bpe_vocab_size
+        units = self.raw
+        if bpe_vocab_size is not None:
+            self.bpe = tuple(learn_bpe(side, bpe_vocab_size) for side in self.raw["train"])
+            units = {split: tuple(apply_bpe(model, side) for model, side in zip(self.bpe, sides))
+                     for split, sides in self.raw.items()}
+        self.source_vocab = translation_vocabulary(units["train"][0], min_count)
+        self.target_vocab = translation_vocabulary(units["train"][1], min_count)
         self.splits = {split: ([self.source_vocab.encode(s) + [EOS_ID] for s in source],
                                [[BOS_ID] + self.target_vocab.encode(t) + [EOS_ID] for t in target])
-                       for split, (source, target) in self.raw.items()}
+                       for split, (source, target) in units.items()}
         self.io = TaskIO(output_size=len(self.target_vocab), level=IO_LEVEL, input_vocab=len(self.source_vocab))
 
     @classmethod
@@ -145,8 +197,9 @@ class Translation(Task):
         return nn.functional.cross_entropy(output.flatten(0, 1), batch.targets[1:].flatten(), ignore_index=PAD_ID)
 
     def detokenise(self, ids: list[int]) -> str:
-        """Target ids (no <bos>/<eos>) as the space-joined string BLEU reads."""
-        return " ".join(self.target_vocab.itos[i] for i in ids)
+        """Target ids (no <bos>/<eos>) as the space-joined string of tokens BLEU reads (un-BPE'd)."""
+        units = [self.target_vocab.itos[i] for i in ids]
+        return undo_bpe(units) if self.bpe is not None else " ".join(units)
 
     def references(self, split: str) -> list[str]:
         return [" ".join(tokens) for tokens in self.raw[split][1]]
