@@ -43,3 +43,51 @@ def fake_study(results: Path, study: str, scale: str, metrics_of: Callable[[dict
     tables = out / "tables" / study
     write_tables(uses, study, scale, tables / "runs.csv", tables / "curves.csv", tables / "provenance.csv")
     return spec
+
+
+TOY_STUDY = """\
+title: "A toy study: the adding task with three cells"
+paper: 001_472c34d02d0facc3
+choices:
+  training set: 200 generated sequences.
+defaults:
+  train: {{optimizer: adam, lr: 0.01, epochs: {epochs}, batch_size: 20, checkpoint_every: 3, log_every: 2}}
+artifacts:
+  fig1:
+    title: Adding task, test MSE per cell
+    task: {{name: adding, T: 8, train_size: 200, dev_size: 50, test_size: 50}}
+    model: {{name: basic, hidden_size: 6}}
+    grid: {{cell: [lstm, gru, pru]}}
+    claims:
+      - quote: "If the algorithm predicts 1 regardless of the input sequence, the expected mean squared error is 0.167, which is the baseline for this task."
+        where: Sec. 4.1
+        reading: every cell's test MSE is below the published baseline
+        check: {{kind: threshold, metric: test_mse, below: "published:baseline_mse"}}
+  fig1_view:
+    title: The same runs, another view
+    runs_of: fig1
+"""
+
+TOY_PUBLISHED = """\
+study,artifact,source,metric,value,note
+{name},fig1,"Choi, Sec. 4.1",baseline_mse,0.167,expected MSE of always predicting 1
+"""
+
+
+def write_toy_study(project: Path, name: str = "toy", epochs: int = 3) -> None:
+    """A sixth study written as a contributor would: its YAML, its notebook, its published CSV
+    (three training runs of the adding task, seconds each at ``epochs`` 3)."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    (project / f"config/studies/{name}.yaml").write_text(TOY_STUDY.format(epochs=epochs))
+    (project / f"reports/published/{name}_fig1.csv").write_text(TOY_PUBLISHED.format(name=name))
+    parameters = new_code_cell(f'study = "{name}"\nscale = "mini"\nresults = "results"')
+    parameters.metadata["tags"] = ["parameters"]
+    cells = [new_markdown_cell(f"# A toy study ({name})"), parameters,
+             new_code_cell("from rnnrepro.report import setup\n\nreport = setup(study, scale, results)"),
+             new_code_cell('report.section("fig1")'),
+             new_code_cell("report.rest()\nreport.show_summary()")]
+    metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                "language_info": {"name": "python"}}
+    nbformat.write(new_notebook(cells=cells, metadata=metadata), project / f"reports/{name}.ipynb")

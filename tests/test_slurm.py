@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, run_tool, tool_env
+from fakes import write_toy_study
 
 pytestmark = pytest.mark.slow
 
 SCRIPTS = REPO / "scripts" / "local-slurm"
-PRU_RUNS_AT_CI = 3  # config/studies/pru.yaml: 3 cells at T = 10
+TOY_RUNS = 3  # tests/fakes.py: the toy study's three cells
 LOCAL_CLUSTER_SETTINGS = {
     "slurm-status-command": "squeue",  # no slurmdbd here, so no sacct
     "slurm-init-seconds-before-status-checks": 1,
@@ -54,10 +55,9 @@ def cluster(tmp_path_factory):
 
 
 def slurm_project(make_project, epochs: int) -> Path:
-    """A copy with only the pru study at ci scale, its runs made ``epochs`` long, and the test profile."""
-    project = make_project(scale="ci", studies=["pru"])
-    study = project / "config/studies/pru.yaml"
-    study.write_text(study.read_text().replace("defaults: {train: {epochs: 2,", f"defaults: {{train: {{epochs: {epochs},"))
+    """A copy with only the toy study (three runs ``epochs`` long) at ci scale, and the test profile."""
+    project = make_project(scale="ci", studies=["toy"])
+    write_toy_study(project, epochs=epochs)
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
     profile.update(LOCAL_CLUSTER_SETTINGS)
     (project / "slurm").unlink()
@@ -118,9 +118,9 @@ def start_snakemake(project: Path, *args: str) -> subprocess.Popen:
 def test_profile_slurm_all_runs_the_workflow_with_gpu_requests(cluster, make_project):
     project = slurm_project(make_project, epochs=2)
     run_tool(["snakemake", "--profile", "slurm", "all"], cwd=project)
-    assert (project / "results/ci/reports/pru.html").exists()
+    assert (project / "results/ci/reports/toy.html").exists()
     train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
-    assert len(train) == PRU_RUNS_AT_CI and all(j["JobState"] == "COMPLETED" for j in train)
+    assert len(train) == TOY_RUNS and all(j["JobState"] == "COMPLETED" for j in train)
     assert all(j.get("TresPerJob") in ("gres:gpu:1", "gres/gpu:1") for j in train), train
     assert {j["Comment"].split("_wildcards_")[0] for j in jobs(project)} == {"rule_train"}, "only training goes to SLURM"
 
@@ -136,7 +136,7 @@ def test_preempted_runs_resume_to_identical_metrics(cluster, make_project, tmp_p
     output, _ = process.communicate(timeout=600)
     assert process.returncode == 0, output[-4000:]
     train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
-    assert len(train) == PRU_RUNS_AT_CI + len(victims), "each preempted run is submitted again"
+    assert len(train) == TOY_RUNS + len(victims), "each preempted run is submitted again"
     for folder in run_folders(project):
         assert numbers(folder) == reference_metrics(project, folder, tmp_path)
     interrupted = [folder for folder in run_folders(project)
