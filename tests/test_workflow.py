@@ -6,11 +6,13 @@ from __future__ import annotations
 import csv
 import re
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import run_tool
+from fakes import write_toy_study
 
 from rnnrepro.data.fetch import sha256_of
 from rnnrepro.data.sources import dataset
@@ -69,12 +71,12 @@ def test_data_came_through_checksums(project):
                                            ("drnn", "test_accuracy")])
 def test_reports_show_our_numbers_beside_the_published_ones(project, study, metric):
     html = (project / f"results/ci/reports/{study}.html").read_text()
-    rows = [r for r in runs_table(project, study) if r["metric"] == metric]
-    assert rows, f"no {metric} in the {study} table"
+    artifact = {"elstm": "table7", "pru": "fig2", "drnn": "table1"}[study]
+    rows = [r for r in runs_table(project, study) if r["metric"] == metric and r["artifact"] == artifact]
+    assert rows, f"no {metric} in the {study} {artifact} table"
     for row in rows:
         shown = format_value(float(row["value"]), metric)
         assert shown.removesuffix(" %") in html, f"{row['run']}: {metric} {shown} is not in {study}.html"
-    artifact = {"elstm": "table7", "pru": "fig2", "drnn": "table1"}[study]
     with open(project / f"reports/published/{study}_{artifact}.csv") as handle:
         first = next(csv.DictReader(handle))
     value = float(first["value"])
@@ -119,20 +121,29 @@ def test_an_artifact_naming_existing_runs_trains_nothing(project):
     assert planned(output, "train") == 0 and planned(output, "report") == 1, output[-2000:]
 
 
-def test_another_scale_lives_apart_and_switching_back_retrains_nothing(project):
-    """Results of each scale live under results/<scale>/: a (shrunk) mini run of pru leaves the
-    ci results alone, and back at ci nothing is planned."""
-    path = project / "config/studies/pru.yaml"
-    original = path.read_text()
-    study = yaml.safe_load(original)
-    study["scales"]["mini"] = {**study["scales"]["ci"], "defaults": {"train": {"epochs": 1, "batch_size": 50}}}
+@contextmanager
+def toy_study(project: Path, **extra_artifacts):
+    """The toy study of tests/fakes.py written into the project (with ``extra_artifacts``), and
+    removed afterwards so the project's own studies are again all there is."""
+    write_toy_study(project)
+    path = project / "config/studies/toy.yaml"
+    study = yaml.safe_load(path.read_text())
+    study["artifacts"].update(extra_artifacts)
+    path.write_text(yaml.safe_dump(study, allow_unicode=True))
     try:
-        path.write_text(yaml.safe_dump(study, allow_unicode=True))
-        snakemake("all", "--config", "scale=mini", "studies=[pru]", cwd=project)
-        assert len(list((project / "results/mini/runs").rglob("model.pt"))) == 3
-        assert (project / "results/mini/reports/pru.html").exists()
+        yield study
     finally:
-        path.write_text(original)
+        for added in (path, project / "reports/toy.ipynb", project / "reports/published/toy_fig1.csv"):
+            added.unlink()
+
+
+def test_another_scale_lives_apart_and_switching_back_retrains_nothing(project):
+    """Results of each scale live under results/<scale>/: a mini run of a (toy) study leaves the
+    ci results alone, and back at ci nothing is planned."""
+    with toy_study(project):
+        snakemake("all", "--config", "scale=mini", "studies=[toy]", cwd=project)
+        assert len(list((project / "results/mini/runs").rglob("model.pt"))) == 3
+        assert (project / "results/mini/reports/toy.html").exists()
     result = snakemake("-n", "all", cwd=project)
     assert "Nothing to be done" in result.stdout + result.stderr
 
@@ -140,32 +151,26 @@ def test_another_scale_lives_apart_and_switching_back_retrains_nothing(project):
 def test_an_analysis_of_trained_models_reruns_only_with_them(project):
     """An analysis names the runs it reads and gets their model.pt as inputs: it is computed
     once, untouched by a rerun of the workflow, and recomputed when one of them is retrained."""
-    path = project / "config/studies/pru.yaml"
-    original = path.read_text()
-    study = yaml.safe_load(original)
-    study["artifacts"]["weights"] = {"title": "Trained weights",
-                                     "reads": [{"artifact": "fig2", "where": {"cell": ["lstm", "pru_plus"]}}],
-                                     "analysis": {"name": "weight_statistics", "parameters": ["weight_hh", "weight_ff"]}}
+    weights = {"title": "Trained weights", "reads": [{"artifact": "fig1", "where": {"cell": ["lstm", "pru"]}}],
+               "analysis": {"name": "weight_statistics", "parameters": ["weight_hh", "rnn.cell"]}}
     try:
-        path.write_text(yaml.safe_dump(study, allow_unicode=True))
-        snakemake("all", "--config", "studies=[pru]", cwd=project)
-        table = list(csv.DictReader(open(project / "results/ci/analyses/pru/weights.csv")))
-        assert {r["cell"] for r in table} == {"lstm", "pru_plus"}
-        diagonal = [r for r in table if r["metric"] == "diagonal_mean"]
-        assert [(r["cell"], r["parameter"]) for r in diagonal] == [("pru_plus", "rnn.cell.weight_ff")]
-        again = snakemake("-n", "all", "--config", "studies=[pru]", cwd=project)
-        assert "Nothing to be done" in again.stdout + again.stderr
-        (lstm,) = [u for u in studies_of(project, studies=["pru"])["pru"].artifacts["weights"].reads
-                   if u.labels["cell"] == "lstm"]
-        model = f"results/ci/runs/{lstm.folder}/model.pt"
-        snakemake(model, "--forcerun", model, cwd=project)  # retrain one of the two
-        plan = snakemake("-n", "all", "--config", "studies=[pru]", cwd=project)
-        output = plan.stdout + plan.stderr
-        assert planned(output, "analysis") == 1 and planned(output, "train") == 0, output[-2000:]
-        assert "results/ci/analyses/pru/weights.csv" in output
+        with toy_study(project, weights=weights):
+            snakemake("all", "--config", "studies=[toy]", cwd=project)
+            table = list(csv.DictReader(open(project / "results/ci/analyses/toy/weights.csv")))
+            assert {r["cell"] for r in table} == {"lstm", "pru"}
+            assert {r["metric"] for r in table} == {"norm", "diagonal_mean"}
+            again = snakemake("-n", "all", "--config", "studies=[toy]", cwd=project)
+            assert "Nothing to be done" in again.stdout + again.stderr
+            (lstm,) = [u for u in studies_of(project, studies=["toy"])["toy"].artifacts["weights"].reads
+                       if u.labels["cell"] == "lstm"]
+            model = f"results/ci/runs/{lstm.folder}/model.pt"
+            snakemake(model, "--forcerun", model, "--config", "studies=[toy]", cwd=project)  # retrain one of the two
+            plan = snakemake("-n", "all", "--config", "studies=[toy]", cwd=project)
+            output = plan.stdout + plan.stderr
+            assert planned(output, "analysis") == 1 and planned(output, "train") == 0, output[-2000:]
+            assert "results/ci/analyses/toy/weights.csv" in output
     finally:
-        path.write_text(original)
-        snakemake("all", cwd=project)  # leave the project up to date for whatever runs next
+        snakemake("all", cwd=project)  # the index and metrics of every study again, for whatever runs next
 
 
 def test_the_index_page_lists_every_artifact_with_its_verdicts(project):

@@ -155,5 +155,6 @@ def published_values(wildcards):
 
 
 def report_parameters(wildcards):
-    """Parameters of a study's report notebook (papermill): everything else it reads itself."""
+    """A study, the scale and the results root: the parameters of its report notebook (papermill)
+    and of its summary; everything else they read themselves."""
     return {"study": wildcards.study, "scale": SCALE, "results": config["results"]}

@@ -18,8 +18,7 @@ rule summarise:
         plot=f"{OUT}/plots/{{study}}.csv",
         curves=f"{OUT}/curves/{{study}}.csv",
     params:
-        scale=SCALE,
-        results=config["results"],
+        parameters=report_parameters,
     log:
         f"logs/{SCALE}/summarise/{{study}}.log",
     script:

@@ -7,5 +7,6 @@ from _log import to_log_file  # noqa: E402
 from rnnrepro.report.summary import write_study_summary  # noqa: E402
 
 to_log_file(snakemake.log[0])
-write_study_summary(snakemake.wildcards.study, snakemake.params.scale, snakemake.params.results,
+parameters = snakemake.params.parameters
+write_study_summary(parameters["study"], parameters["scale"], parameters["results"],
                     snakemake.output.claims, snakemake.output.metrics, snakemake.output.plot, snakemake.output.curves)
