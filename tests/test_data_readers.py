@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from rnnrepro.data.conllu_reader import ConlluFormatError, read_conllu
 from rnnrepro.data.fetch import fetch_dataset
 from rnnrepro.data.sources import Dataset, dataset
 from rnnrepro.data.text_readers import read_parallel, read_ptb_char, read_tokenized_lines
+from rnnrepro.metrics.conll18 import read_conllu_sentences
 
 REFUSED = "http://127.0.0.1:9/"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -170,6 +172,120 @@ def test_comment_block_without_tokens_is_an_error(tmp_path: Path) -> None:
         read_conllu(path)
 
 
+# Trees (gold HEADs). TOY_CONLLU's first sentence starts at line 1 ('# sent_id = s1'); its words
+# 1-4 are at lines 4, 5, 6 and 8 (line 3 is the range 1-2, line 7 the empty node 3.1); the second
+# sentence is the one word at line 10.
+
+
+def _with_heads(heads: dict[int, str]) -> str:
+    """TOY_CONLLU with the HEAD of the word at each given line replaced."""
+    text = TOY_CONLLU
+    for line_no, head in heads.items():
+        text = _break_line(text, line_no, 6, head)
+    return text
+
+
+def _tree_error(tmp_path: Path, text: str) -> tuple[Path, ConlluFormatError]:
+    path = write(tmp_path, text)
+    with pytest.raises(ConlluFormatError) as info:
+        read_conllu(path)
+    return path, info.value
+
+
+@pytest.mark.parametrize(("heads", "line_no"), [
+    ({5: "2"}, 5),  # n't (word 2) -> itself; the sentence still has its root
+    ({10: "1"}, 10),  # the only word of a sentence -> itself (named as such, not as "no root")
+])
+def test_self_headed_word_names_file_and_line(tmp_path: Path, heads: dict[int, str], line_no: int) -> None:
+    path, error = _tree_error(tmp_path, _with_heads(heads))
+    bad_line = _with_heads(heads).split("\n")[line_no - 1]
+    head = heads[line_no]
+    assert error.line_no == line_no
+    assert str(error) == (f"{path}, line {line_no}: HEAD {head} is the word's own ID (a word cannot be its "
+                          f"own head): {bad_line!r}")
+
+
+@pytest.mark.parametrize(("heads", "words", "cycle"), [
+    # Do (1) -> n't (2) -> Do (1); go (3) is still the root.
+    ({4: "2", 5: "1"}, "words 1 (line 4), 2 (line 5)", "1 -> 2 -> 1"),
+    # Do (1) is the root; n't (2) -> . (4) -> go (3) -> n't (2), across the empty node at line 7.
+    ({4: "0", 5: "4", 6: "2", 8: "3"}, "words 2 (line 5), 4 (line 8), 3 (line 6)", "2 -> 4 -> 3 -> 2"),
+])
+def test_cycle_names_file_sentence_and_words(tmp_path: Path, heads: dict[int, str], words: str, cycle: str) -> None:
+    path, error = _tree_error(tmp_path, _with_heads(heads))
+    assert error.line_no == 1
+    assert str(error) == (f"{path}, line 1: in the sentence starting here the HEADs of {words} form the "
+                          f"cycle {cycle}, which does not reach the root 0: '# sent_id = s1'")
+
+
+def test_sentence_without_root_names_file_sentence_and_words(tmp_path: Path) -> None:
+    """go (3) -> . (4) -> go (3): no word is left with HEAD 0; the cycle that replaces it is named."""
+    path, error = _tree_error(tmp_path, _with_heads({6: "4"}))
+    assert error.line_no == 1
+    assert str(error) == (f"{path}, line 1: the sentence starting here has no root (no word has HEAD 0); "
+                          f"the HEADs of words 3 (line 6), 4 (line 8) form the cycle 3 -> 4 -> 3: "
+                          f"'# sent_id = s1'")
+
+
+def test_sentence_with_two_roots_names_file_sentence_and_roots(tmp_path: Path) -> None:
+    path, error = _tree_error(tmp_path, _with_heads({8: "0"}))  # . (4) becomes a second root
+    assert error.line_no == 1
+    assert str(error) == (f"{path}, line 1: the sentence starting here has 2 roots (words with HEAD 0), "
+                          f"expected exactly one: words 3 (line 6), 4 (line 8): '# sent_id = s1'")
+
+
+def test_last_sentence_without_final_blank_line_is_checked_as_a_tree(tmp_path: Path) -> None:
+    text = TOY_CONLLU + "# sent_id = s3\n1\ta\t_\tX\t_\t_\t2\tdep\t_\t_\n2\tb\t_\tX\t_\t_\t1\tdep\t_\t_"
+    path, error = _tree_error(tmp_path, text)
+    assert str(error) == (f"{path}, line 12: the sentence starting here has no root (no word has HEAD 0); "
+                          f"the HEADs of words 1 (line 13), 2 (line 14) form the cycle 1 -> 2 -> 1: "
+                          f"'# sent_id = s3'")
+
+
+def test_undecodable_file_names_file_line_and_absolute_byte_offset(tmp_path: Path) -> None:
+    """The bad byte lies far beyond the first chunk the text reader decodes, after multi-byte
+    characters, so a chunk-relative or character offset would differ from the byte offset."""
+    good = TOY_CONLLU.replace("Hi\thi", "Hé\thé").encode("utf-8") * 400  # 400 x 2 'é' of 2 bytes each
+    bad_line = "1\tH\xffi\thi\tINTJ\tUH\t_\t0\troot\t0:root\t_".encode("latin-1")
+    path = tmp_path / "binary.conllu"
+    path.write_bytes(good + bad_line + b"\n\n")
+    offset, line_no = len(good) + 3, good.count(b"\n") + 1
+    assert offset > 20000 and offset != len(good.decode("utf-8")) + 3
+    with pytest.raises(ConlluFormatError) as info:
+        read_conllu(path)
+    error = info.value
+    assert (error.line_no, error.byte_offset) == (line_no, offset)
+    shown = bad_line.decode("utf-8", errors="replace")  # the bad byte shown as U+FFFD
+    assert str(error) == (f"{path}, line {line_no}: byte 0xff at byte offset {offset} of the file is not valid "
+                          f"UTF-8 (invalid start byte): {shown!r}")
+
+
+def test_gzipped_file_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "toy.conllu"
+    path.write_bytes(gzip.compress(TOY_CONLLU.encode("utf-8"), mtime=0))
+    with pytest.raises(ConlluFormatError) as info:
+        read_conllu(path)
+    assert (info.value.line_no, info.value.byte_offset) == (1, 1)
+    assert str(info.value).startswith(f"{path}, line 1: byte 0x8b at byte offset 1 of the file is not valid "
+                                      f"UTF-8 (invalid start byte); the file starts like gzip data: "
+                                      f"decompress it first: ")
+
+
+@pytest.mark.parametrize("heads", [{4: "2", 5: "1"}, {6: "4"}, {8: "0"}, {5: "2"}],
+                         ids=["cycle", "no-root", "two-roots", "self-head"])
+def test_predicted_parses_need_not_be_trees(tmp_path: Path, heads: dict[int, str]) -> None:
+    """System output is read for scoring by conll18.read_conllu_sentences, not by read_conllu:
+    a predicted non-tree (as the seq2seq parser may produce) must still be read as written."""
+    path = write(tmp_path, _with_heads(heads), "system.conllu")
+    with pytest.raises(ConlluFormatError):
+        read_conllu(path)  # the same file as gold input is rejected ...
+    first, second = read_conllu_sentences(path)  # ... but as a prediction it is read
+    expected = [3, 3, 0, 3]
+    for line_no, head in heads.items():
+        expected[{4: 0, 5: 1, 6: 2, 8: 3}[line_no]] = int(head)
+    assert first.heads == expected and second.heads == [0]
+
+
 # ------------------------------------------------------------------------------ plain text
 
 
@@ -268,6 +384,7 @@ def test_ud_ewt_dev_reads_whole(ewt_dev) -> None:
                 "expected 3"),
     (3, 0, "3-x", "ID '3-x' is not an integer, a range like 3-4 or an empty node like 5.1"),
     (3, 0, "4-3", "multiword-token range '4-3' ends before it starts"),
+    (2, 6, "2", "HEAD 2 is the word's own ID (a word cannot be its own head)"),
 ])
 def test_ud_ewt_dev_with_one_bad_line_names_file_and_line(
     ewt_dev, tmp_path: Path, word: int, column: int, value: str, reason: str

@@ -10,6 +10,19 @@ run 1, 2, 3, ... without a gap or repetition, and no HEAD is larger than the num
 of its sentence. A HEAD beyond the sentence is named by its own line once the sentence has
 ended (only then is the number of words known).
 
+The HEADs of the words must also form a tree, as every gold treebank's do: no word is its own
+HEAD (named at its line), exactly one word has HEAD 0 (the root), and following HEADs from any
+word reaches 0 (no cycle). A missing root, several roots or a cycle is named at the sentence's
+first line, with the IDs and line numbers of the words involved. Only words (integer IDs) take
+part; multiword-token ranges and empty nodes do not. A HEAD of ``_`` on a word is rejected as
+before, by the line check. This reader is for gold files only: system output, whose HEADs need
+not form a tree (e.g. the elstm study's seq2seq parser), is read for scoring by
+:func:`rnnrepro.metrics.conll18.read_conllu_sentences`, which does not check trees.
+
+A file that is not valid UTF-8 (binary, compressed or in another encoding) raises
+:class:`ConlluFormatError` naming the file, the line and the absolute byte offset of the first
+undecodable byte.
+
 Only syntactic words enter a :class:`Sentence`: multiword-token lines (IDs like ``3-4``)
 and empty nodes of enhanced dependencies (IDs like ``5.1``) are skipped.
 """
@@ -68,13 +81,19 @@ class Sentence:
 
 
 class ConlluFormatError(ValueError):
-    """A line of a CoNLL-U file that is not valid; the message names file, line and reason."""
+    """A line of a CoNLL-U file that is not valid; the message names file, line and reason.
 
-    def __init__(self, path: str | os.PathLike[str], line_no: int, line: str, reason: str) -> None:
+    ``byte_offset`` is set (0-based, from the start of the file) when the file is not valid
+    UTF-8, and is None otherwise.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], line_no: int, line: str, reason: str,
+                 byte_offset: int | None = None) -> None:
         self.path = str(path)
         self.line_no = line_no
         self.line = line
         self.reason = reason
+        self.byte_offset = byte_offset
         super().__init__(f"{self.path}, line {line_no}: {reason}: {line!r}")
 
 
@@ -126,17 +145,20 @@ class _CheckedLines:
         """Yield the file's lines, raising ConlluFormatError at the first malformed one.
 
         Per sentence it counts the words (lines with an integer ID) and remembers the largest
-        HEAD; a word ID other than the next number is reported at its line, a HEAD above the
-        number of words when the sentence ends (blank line or end of file), at the HEAD's line.
+        HEAD; a word ID other than the next number, or a word that is its own HEAD, is reported
+        at its line, a HEAD above the number of words when the sentence ends (blank line or end
+        of file), at the HEAD's line, and then the HEADs are checked to form a tree.
         """
         in_block = False
         n_words = max_head = 0
         block: list[str] = []  # the current sentence's lines; block[i] is line block_start + i
+        heads: list[int] = []  # heads[i] is the HEAD of word i + 1 ...
+        word_lines: list[int] = []  # ... and word_lines[i] its line number
         for line_no, line in enumerate(self._handle, start=1):
             text = line.rstrip("\r\n")
             if not text.strip():
-                if max_head > n_words:
-                    self._head_beyond_sentence(block, n_words)
+                if in_block:
+                    self._end_sentence(block, n_words, max_head, heads, word_lines)
                 in_block = False
                 n_words = max_head = 0
                 yield line
@@ -144,7 +166,7 @@ class _CheckedLines:
             if not in_block:
                 in_block = True
                 self.block_start, self.block_first_line = line_no, text
-                block = []
+                block, heads, word_lines = [], [], []
             block.append(text)
             if not text.startswith("#"):
                 columns = text.split("\t")
@@ -161,11 +183,44 @@ class _CheckedLines:
                             f"starting at line {self.block_start}: expected {n_words}",
                         )
                     head = int(columns[6])
+                    if head == n_words:
+                        raise ConlluFormatError(
+                            self._path, line_no, text,
+                            f"HEAD {head} is the word's own ID (a word cannot be its own head)",
+                        )
                     if head > max_head:
                         max_head = head
+                    heads.append(head)
+                    word_lines.append(line_no)
             yield line
+        if in_block:
+            self._end_sentence(block, n_words, max_head, heads, word_lines)
+
+    def _end_sentence(self, block: list[str], n_words: int, max_head: int,
+                      heads: list[int], word_lines: list[int]) -> None:
+        """Check the HEADs of a finished sentence: none beyond it, one root, no cycle."""
         if max_head > n_words:
             self._head_beyond_sentence(block, n_words)
+        if not n_words:
+            return  # only multiword tokens or empty nodes: there is no tree to check
+        roots = [word for word, head in enumerate(heads, start=1) if head == 0]
+        if len(roots) != 1:
+            if roots:
+                reason = (f"the sentence starting here has {len(roots)} roots (words with HEAD 0), "
+                          f"expected exactly one: {_words_and_lines(roots, word_lines)}")
+            else:
+                cycle = _find_cycle(heads)
+                assert cycle is not None, "a sentence without a root must have a cycle"
+                reason = (f"the sentence starting here has no root (no word has HEAD 0); the HEADs "
+                          f"of {_words_and_lines(cycle, word_lines)} form the cycle {_arrows(cycle)}")
+            raise ConlluFormatError(self._path, self.block_start, self.block_first_line, reason)
+        cycle = _find_cycle(heads)
+        if cycle is not None:
+            raise ConlluFormatError(
+                self._path, self.block_start, self.block_first_line,
+                f"in the sentence starting here the HEADs of {_words_and_lines(cycle, word_lines)} "
+                f"form the cycle {_arrows(cycle)}, which does not reach the root 0",
+            )
 
     def _head_beyond_sentence(self, block: list[str], n_words: int) -> None:
         """Raise ConlluFormatError at the first word line whose HEAD exceeds ``n_words``."""
@@ -178,6 +233,63 @@ class _CheckedLines:
                     f"{self.block_start} ({n_words} word{'' if n_words == 1 else 's'})",
                 )
         raise AssertionError("a HEAD above the number of words was seen but not found again")
+
+
+def _find_cycle(heads: list[int]) -> list[int] | None:
+    """The first cycle of word IDs found following ``heads`` (``heads[i]`` is the HEAD of word
+    ``i + 1``, each in 0..len(heads)), starting at its smallest ID; None if every word reaches 0."""
+    state = [0] * (len(heads) + 1)  # 0 not seen, 1 on the current path, 2 known to reach 0
+    for start in range(1, len(heads) + 1):
+        path = []
+        word = start
+        while word != 0 and state[word] == 0:
+            state[word] = 1
+            path.append(word)
+            word = heads[word - 1]
+        if word != 0 and state[word] == 1:
+            cycle = path[path.index(word):]
+            first = cycle.index(min(cycle))
+            return cycle[first:] + cycle[:first]
+        for word in path:
+            state[word] = 2
+    return None
+
+
+def _words_and_lines(words: list[int], word_lines: list[int]) -> str:
+    """'words 1 (line 3), 2 (line 4)' for word IDs and the line number of each word."""
+    return "words " + ", ".join(f"{word} (line {word_lines[word - 1]})" for word in words)
+
+
+def _arrows(cycle: list[int]) -> str:
+    """'1 -> 2 -> 1': each word followed by its HEAD, back to the first."""
+    return " -> ".join(str(word) for word in (*cycle, cycle[0]))
+
+
+def _undecodable(path: str, error: UnicodeDecodeError) -> ConlluFormatError:
+    """The ConlluFormatError for a file that is not valid UTF-8, naming the first bad byte.
+
+    ``error`` (raised while the file was read as text) locates the byte only within the chunk
+    that was being decoded, so the file is read again as bytes, line by line (a newline byte is
+    never part of a multi-byte UTF-8 character), to find the line and absolute byte offset.
+    """
+    offset = 0
+    with open(path, "rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as found:
+                position = offset + found.start
+                bad = found.object[found.start:found.end]
+                reason = (f"byte{'s' if len(bad) > 1 else ''} 0x{bad.hex()} at byte offset {position} "
+                          f"of the file {'are' if len(bad) > 1 else 'is'} not valid UTF-8 ({found.reason})")
+                if line_no == 1 and raw.startswith(b"\x1f\x8b"):
+                    reason += "; the file starts like gzip data: decompress it first"
+                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                if len(text) > 80:
+                    text = text[:80] + "..."
+                return ConlluFormatError(path, line_no, text, reason, byte_offset=position)
+            offset += len(raw)
+    raise AssertionError(f"{path} raised {error!r} when read as text but decodes as UTF-8")
 
 
 def _to_sentence(tokenlist: conllu.TokenList) -> Sentence:
@@ -201,9 +313,16 @@ def read_conllu(path: str | os.PathLike[str]) -> list[Sentence]:
         ConlluFormatError: a line has the wrong number of columns, a bad ID (not an integer,
             a range like ``3-4`` or an empty node like ``5.1``; a range that ends before it
             starts), a word ID that breaks the sequence 1, 2, 3, ... of its sentence, or a
-            HEAD that is not a non-negative integer or exceeds the number of words of its
-            sentence; the conllu package rejects a sentence (then the sentence's first line
-            is named); or a comment block has no token lines.
+            HEAD that is not a non-negative integer (``_`` included) or exceeds the number
+            of words of its sentence; a word is its own HEAD; a sentence has no root or
+            several roots (words with HEAD 0), or its HEADs form a cycle (then the sentence's
+            first line and the words involved are named); the conllu package rejects a
+            sentence (then the sentence's first line is named); a comment block has no token
+            lines; or the file is not valid UTF-8 (then the line and the byte offset of the
+            first undecodable byte are named, also as ``byte_offset``).
+
+    The tree checks make this a reader of gold treebanks; predicted parses, which need not be
+    trees, are read by :func:`rnnrepro.metrics.conll18.read_conllu_sentences`.
     """
     name = os.fspath(path)
     sentences = []
@@ -222,4 +341,6 @@ def read_conllu(path: str | os.PathLike[str]) -> list[Sentence]:
                 name, lines.block_start, lines.block_first_line,
                 f"the sentence starting here does not parse ({error})",
             ) from error
+        except UnicodeDecodeError as error:
+            raise _undecodable(name, error) from error
     return sentences
