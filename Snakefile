@@ -31,6 +31,7 @@ localrules:
     fetch_dataset,
     prepare_dataset,
     aggregate,
+    plan,
     summarise,
     index,
     report,

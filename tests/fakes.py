@@ -7,7 +7,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from rnnrepro.aggregate import write_tables
-from rnnrepro.studies import Study, load_study, study_schema_of
+from rnnrepro.layout import Layout
+from rnnrepro.report.study import StudyInputs
+from rnnrepro.report.summary import write_study_summary
+from rnnrepro.studies import Study, load_study, plan_of, study_schema_of
 
 REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {"device": "cpu", "torch": "2.13.0+cpu", "threads": 1, "python": "3.11.7", "RNNREPRO_DEVICE": "",
@@ -43,6 +46,31 @@ def fake_study(results: Path, study: str, scale: str, metrics_of: Callable[[dict
     tables = out / "tables" / study
     write_tables(uses, study, scale, tables / "runs.csv", tables / "curves.csv", tables / "provenance.csv")
     return spec
+
+
+def fake_inputs(results: Path, spec: Study, judged: bool = True) -> StudyInputs:
+    """The inputs the workflow declares for the summary and report of ``spec`` (faked by
+    :func:`fake_study` under ``results``): its plan, written here; analysis tables, empty where a
+    test wrote none; and, with ``judged``, the verdicts the summary writes from them."""
+    layout = Layout(str(results), spec.scale)
+    plan = Path(layout.plan(spec.name))
+    plan.parent.mkdir(parents=True, exist_ok=True)
+    plan.write_text(json.dumps(plan_of(spec)))
+    analyses = {artifact: layout.analysis(spec.name, artifact) for artifact in spec.analyses}
+    for path in map(Path, analyses.values()):
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("metric,value\n")
+    inputs = StudyInputs(plan=str(plan), table=layout.table(spec.name, "runs"), curves=layout.table(spec.name, "curves"),
+                         provenance=layout.table(spec.name, "provenance"),
+                         published=tuple(str(p) for p in sorted((REPO / "reports/published").glob(f"{spec.name}_*.csv"))),
+                         analyses=analyses)
+    if not judged:
+        return inputs
+    verdicts = layout.verdicts(spec.name, "csv")
+    write_study_summary(inputs, verdicts, layout.verdicts(spec.name, "json"), layout.plot(spec.name),
+                        layout.curves(spec.name))
+    return StudyInputs(**{**inputs.__dict__, "verdicts": verdicts})
 
 
 TOY_STUDY = """\
@@ -82,12 +110,55 @@ def write_toy_study(project: Path, name: str = "toy", epochs: int = 3) -> None:
 
     (project / f"config/studies/{name}.yaml").write_text(TOY_STUDY.format(epochs=epochs))
     (project / f"reports/published/{name}_fig1.csv").write_text(TOY_PUBLISHED.format(name=name))
-    parameters = new_code_cell(f'study = "{name}"\nscale = "mini"\nresults = "results"')
+    parameters = new_code_cell(f'study = "{name}"\ninputs = None')
     parameters.metadata["tags"] = ["parameters"]
     cells = [new_markdown_cell(f"# A toy study ({name})"), parameters,
-             new_code_cell("from rnnrepro.report import setup\n\nreport = setup(study, scale, results)"),
+             new_code_cell("from rnnrepro.report import setup\n\nreport = setup(study, inputs)"),
              new_code_cell('report.section("fig1")'),
              new_code_cell("report.rest()\nreport.show_summary()")]
     metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                 "language_info": {"name": "python"}}
     nbformat.write(new_notebook(cells=cells, metadata=metadata), project / f"reports/{name}.ipynb")
+
+
+#: A cell of one's own, as README "Adding a cell" describes it: one file in src/rnnrepro/cells/.
+TOY_CELL = '''"""The minimal gated unit (MGU) of Zhou, Wu, Zhang & Zhou (2016), eqs. 9-11: one gate.
+
+    f_t = σ(W_f x_t + b_f + U_f h_{t-1} + b_hf)                  (9)
+    h̃_t = tanh(W_h x_t + b_h + U_h (f_t ⊙ h_{t-1}))              (10)
+    h_t = (1 - f_t) ⊙ h_{t-1} + f_t ⊙ h̃_t                        (11)
+
+Chunks of ``weight_ih``: f, h̃; ``weight_hh`` is U_f, ``weight_uh`` is U_h. State is (h,).
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .base import RecurrentCell, State
+from .registry import CELLS
+
+
+@CELLS.register("mgu")
+class MGUCell(RecurrentCell):
+    __doc__ = __doc__
+    num_chunks = 2
+    hh_chunks = 1
+    state_count = 1
+
+    def create_extra_parameters(self, factory: dict) -> None:
+        self.weight_uh = nn.Parameter(torch.empty(self.hidden_size, self.hidden_size, **factory))
+
+    def step(self, xp_t: Tensor, state: State, t: int = 0) -> tuple[Tensor, State]:
+        (h,) = state
+        x_f, x_h = xp_t.chunk(2, dim=1)
+        f = torch.sigmoid(x_f + self.recurrent(h))
+        candidate = torch.tanh(x_h + nn.functional.linear(f * h, self.weight_uh))
+        h = (1 - f) * h + f * candidate
+        return h, (h,)
+'''
+
+
+def write_toy_cell(project: Path, name: str = "mgu") -> None:
+    """The minimal gated unit as ``src/rnnrepro/cells/<name>.py`` of a copy of the project."""
+    (project / "src/rnnrepro/cells" / f"{name}.py").write_text(TOY_CELL.replace('"mgu"', f'"{name}"'))

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from fakes import fake_study
+from fakes import fake_inputs, fake_study
 
 from rnnrepro import train as training
 from rnnrepro.analyses import ANALYSES, TrainedRun
@@ -479,11 +479,12 @@ def write_analyses(results: Path, trained_runs) -> None:
 
 
 def test_the_report_shows_every_figure_and_table(tmp_path, trained_runs):
-    fake_study(tmp_path / "results", "basics", "ci", fake_metrics, fake_curve)
+    study = fake_study(tmp_path / "results", "basics", "ci", fake_metrics, fake_curve)
     write_analyses(tmp_path / "results", trained_runs)
+    inputs = fake_inputs(tmp_path / "results", study)
     html = tmp_path / "basics.html"
-    render_report(REPO / "reports" / "basics.ipynb", {"study": "basics", "scale": "ci",
-                                                     "results": str(tmp_path / "results")}, html, cwd=REPO)
+    render_report(REPO / "reports" / "basics.ipynb", {"study": "basics", "inputs": inputs.as_parameters()},
+                  html, cwd=REPO)
     text = html.read_text(encoding="utf-8")
     assert text.count("<img") >= 3  # gradient norms, clipping curves, accuracy against n
     for piece in ("factor per step", "largest rise of the 10-step mean loss", "printed shapes matched",

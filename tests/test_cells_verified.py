@@ -6,6 +6,7 @@ REFERENCES and in PROPERTIES.
 Sizes are tiny (T=4, B=2, input 2, hidden 3) and everything runs in float64."""
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 import pytest
@@ -461,8 +462,19 @@ def test_property(name):
     PROPERTIES[name]()
 
 
-def test_every_cell_has_all_three_kinds_of_test():
-    registered = set(CELLS.names())
-    missing = {kind: sorted(registered - set(names)) for kind, names in
+PAPERS = re.compile(r"\b(elstm|pru|wsum|drnn|tutorial) paper\b")
+
+
+def papers_cells() -> set[str]:
+    """The registered cells whose docstrings take their equations from one of the five papers."""
+    return {name for name in CELLS.names() if PAPERS.search(CELLS[name].__doc__ or "")}
+
+
+def test_every_cell_of_the_papers_has_all_three_kinds_of_test():
+    """Each cell of the papers is checked against its own equations (a reference) and shows what
+    it changes (a property); every registered cell, one of one's own included, has its gradcheck
+    and the generic tests of test_cells.py (contract, fast loop against the step-by-step loop)."""
+    assert len(papers_cells()) >= 12
+    missing = {kind: sorted(papers_cells() - set(names)) for kind, names in
                (("gradcheck", GRADCHECK_CELLS), ("reference", REFERENCES), ("property", PROPERTIES))}
     assert not any(missing.values()), f"cells without a test of each kind: {missing}"

@@ -1,11 +1,19 @@
-"""The training-code identity: changes with the code that decides a run's numbers, only with it."""
+"""A run depends on the code it runs: its cell's, model's and task's modules (and what they
+import) and the shared training loop, and on nothing else."""
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+from conftest import BIN
+
 from rnnrepro import code_identity
-from rnnrepro.code_identity import training_code_files, training_code_identity
+from rnnrepro.code_identity import code_files, run_code_identity, run_modules
 
 
 def copy_of_package(tmp_path: Path) -> Path:
@@ -14,32 +22,92 @@ def copy_of_package(tmp_path: Path) -> Path:
     return copy
 
 
-def test_identity_covers_cells_models_tasks_and_training_loop():
-    names = {path.relative_to(code_identity.PACKAGE).as_posix() for path in training_code_files()}
-    assert {"cells/lstm_loop.py", "layers.py", "train.py", "models/basic.py", "tasks/pos.py",
-            "metrics/conll18.py", "registry.py"} <= names
-    assert not any(name.startswith(("report", "aggregate", "studies")) for name in names)
+def files_of(task: str, model: str, cell: str, package: Path = code_identity.PACKAGE) -> set[str]:
+    return {p.relative_to(package).as_posix() for p in code_files(run_modules(task, model, cell), package)}
 
 
-def test_identity_changes_with_training_code_only(tmp_path):
+def identity(package: Path, *run: str) -> str:
+    run_code_identity.cache_clear()
+    code_files.cache_clear()
+    return run_code_identity(*run, package=package)
+
+
+def test_a_run_executes_its_cell_model_task_and_the_training_loop_only():
+    files = files_of("adding", "basic", "gru")
+    assert {"train.py", "layers.py", "cells/gru.py", "cells/gru_loop.py", "models/basic.py", "tasks/adding.py",
+            "cells/__init__.py", "tasks/base.py"} <= files
+    assert not files & {"cells/lstm.py", "cells/elstm.py", "cells/srn.py", "cells/variants.py", "models/parser.py",
+                        "tasks/pos.py", "report/study.py", "studies.py", "aggregate.py"}
+    # a variant is its own module's code and its class's: PRU is variants.py and lstm.py, not elstm.py
+    pru = files_of("adding", "basic", "pru")
+    assert {"cells/variants.py", "cells/lstm.py", "cells/lstm_loop.py"} <= pru and "cells/elstm.py" not in pru
+    assert "metrics/conll18.py" in files_of("dp_biaffine", "biaffine", "lstm")
+
+
+def test_identity_changes_with_the_code_a_run_executes_only(tmp_path):
     package = copy_of_package(tmp_path)
-    before = training_code_identity(package)
-    assert training_code_identity(package) == before  # stable
-    report = package / "report" / "render.py"
-    report.write_text(report.read_text() + "\n# a report edit\n")
-    assert training_code_identity(package) == before
-    cell = package / "cells" / "lstm.py"
-    cell.write_text(cell.read_text() + "\n# a cell edit\n")
-    assert training_code_identity(package) != before
+    gru, lstm = ("adding", "basic", "gru"), ("adding", "basic", "lstm")
+    before = {run: identity(package, *run) for run in (gru, lstm)}
+    assert identity(package, *gru) == before[gru]  # stable
+    (package / "report" / "render.py").write_text((package / "report" / "render.py").read_text() + "\n# edit\n")
+    (package / "cells" / "mgu.py").write_text('"""A new cell file."""\nimport torch\n')
+    assert {run: identity(package, *run) for run in (gru, lstm)} == before  # reports, a new cell: nothing
+    (package / "cells" / "gru.py").write_text((package / "cells" / "gru.py").read_text() + "\n# a gru edit\n")
+    assert identity(package, *gru) != before[gru] and identity(package, *lstm) == before[lstm]
+    (package / "train.py").write_text((package / "train.py").read_text() + "\n# a loop edit\n")
+    assert identity(package, *lstm) != before[lstm]
 
 
-def test_dvc_train_stage_depends_on_exactly_the_training_code(repo):
-    """dvc.yaml's train deps under src/ are the files of the training-code identity, so DVC and
-    Snakemake rerun training for the same code changes."""
+def test_dvc_train_stage_depends_on_every_folder_of_run_code(repo):
+    """dvc.yaml's train deps under src/ are TRAINING_CODE, and every file any run can execute
+    lies in them, so DVC runs Snakemake whenever some run's code changed."""
     import yaml
 
+    from rnnrepro.cells import CELLS
     from rnnrepro.code_identity import TRAINING_CODE
+    from rnnrepro.models import MODELS
+    from rnnrepro.tasks import TASKS
 
     stages = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
     code = {dep for dep in stages["train"]["deps"] if dep.startswith("src/")}
     assert code == {f"src/rnnrepro/{name}" for name in TRAINING_CODE}
+    modules = tuple(sorted({*code_identity.SHARED_TRAINING_CODE, *(r.module_of(n) for r in (CELLS, MODELS, TASKS)
+                                                                   for n in r.names())}))
+    reached = {p.relative_to(code_identity.PACKAGE).as_posix() for p in code_files(modules)}
+    outside = {f for f in reached if f != "__init__.py" and f.split("/")[0] not in TRAINING_CODE}
+    assert not outside, outside
+
+
+def snakemake(project: Path, *args: str) -> str:
+    """Snakemake in ``project`` with the copy's own package (its src/ first on the path), so that
+    an edit of the copy's code is what the workflow sees."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src")}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/local", *args,
+                             "--config", "extra_cells=[gru]"], cwd=project, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+def planned_cells(project: Path) -> set[str]:
+    """The cells of the training runs ``snakemake -n runs`` plans."""
+    return set(re.findall(r"runs/task~\w+/model~\w+/cell~(\w+)/cfg~\w+/seed~\d+/metrics.json", snakemake(project, "-n", "runs")))
+
+
+@pytest.mark.slow
+def test_snakemake_reruns_the_runs_of_a_changed_cell_and_none_for_a_new_file(make_project):
+    """In a copy whose pru study ran at ci: a new cell file plans no training; an edit of gru's
+    file plans exactly the gru runs; an edit of the PRU variants' file exactly theirs."""
+    project = make_project(scale="ci", studies=["pru"])
+    src = project / "src" / "rnnrepro"
+    snakemake(project, "runs")
+    assert planned_cells(project) == set()
+    (src / "cells" / "toy_cell.py").write_text('"""A cell file of one\'s own."""\nimport torch\n')
+    (src / "tasks" / "toy_task.py").write_text('"""A task file of one\'s own."""\n')
+    assert planned_cells(project) == set()
+    gru = src / "cells" / "gru.py"
+    gru.write_text(gru.read_text() + "\n# an edit\n")
+    assert planned_cells(project) == {"gru"}
+    gru.write_text(gru.read_text().removesuffix("\n# an edit\n"))
+    variants = src / "cells" / "variants.py"
+    variants.write_text(variants.read_text() + "\n# an edit\n")
+    assert planned_cells(project) == {"pru", "pru_plus", "lstm_plus"}

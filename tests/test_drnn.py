@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from fakes import fake_study
+from fakes import fake_inputs, fake_study
 
 from rnnrepro.analyses import ANALYSES, run_analysis
 from rnnrepro.models import build_model
@@ -192,7 +192,7 @@ def test_report_on_fake_results_as_the_paper_describes_them(tmp_path):
     analyses = tmp_path / "results" / "mini" / "analyses" / "drnn"
     run_analysis(load_study("drnn", REPO / "config" / "studies", schema, "ci").analyses["theorem1"],
                  analyses / "theorem1.csv")
-    report = StudyReport.load("drnn", "mini", tmp_path / "results")
+    report = StudyReport.load(fake_inputs(tmp_path / "results", study, judged=False))
     for artifact in ("theorem1", "fig3", "fig4", "table1"):
         results = report.judge(artifact)
         assert len(results) == len(study.artifacts[artifact].claims)
@@ -210,6 +210,6 @@ def test_a_leaking_d_lstm_fails_the_bound_in_the_report(tmp_path):
             numbers["test_accuracy"] = min(1.0, analytic_bound(labels["delay"] + 2, labels["T"], labels["V"]))
         return numbers
 
-    fake_study(tmp_path / "results", "drnn", "mini", leak)
-    results = StudyReport.load("drnn", "mini", tmp_path / "results").judge("fig3")
+    study = fake_study(tmp_path / "results", "drnn", "mini", leak)
+    results = StudyReport.load(fake_inputs(tmp_path / "results", study, judged=False)).judge("fig3")
     assert [r.ours.holds for r in results] == [True, False, False]

@@ -101,3 +101,25 @@ def test_both_see_a_changed_experiment(project):
     finally:
         study.write_text(original)
     assert snakemake_plan(project) == {}
+
+
+def test_a_changed_setting_is_a_dvc_param_in_a_fresh_clone(project, tmp_path):
+    """Every study file is a params file of the stages that read it: in a fresh clone, editing one
+    setting of a study shows in `dvc params diff`, named by its key, and marks the stages changed."""
+    clone = tmp_path / "clone"
+    run_tool(["git", "clone", "-q", str(project), str(clone)], cwd=tmp_path)
+    assert dvc("params", "diff", cwd=clone).stdout.strip() == ""
+    study = clone / "config/studies/pru.yaml"
+    study.write_text(study.read_text().replace("batch_size: 50, epochs: 20}", "batch_size: 64, epochs: 20}"))
+    diff = dvc("params", "diff", cwd=clone).stdout
+    assert re.search(r"config/studies/pru\.yaml\s+defaults\.train\.batch_size\s+50\s+64", diff), diff
+
+
+def test_every_study_file_is_a_param_of_the_train_and_report_stages(repo):
+    import yaml
+
+    studies = {f"config/studies/{p.name}" for p in (repo / "config/studies").glob("*.yaml")}
+    stages = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
+    for stage in ("train", "report"):
+        params = {next(iter(entry)) for entry in stages[stage]["params"]}
+        assert params == studies | {"config/config.yaml"}, stage

@@ -1,12 +1,15 @@
-"""A study is a plug-in: a sixth study written as a contributor would (its YAML, its notebook,
-its published CSV, nothing else) trains, aggregates and renders its report through the workflow."""
+"""Plug-ins: a sixth study written as a contributor would (its YAML, its notebook, its published
+CSV, nothing else) trains, aggregates and renders its report through the workflow; a cell of
+one's own (one file) joins the grids of the real studies and shows in their reports."""
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 
 import pytest
-from conftest import run_tool
-from fakes import write_toy_study
+from conftest import BIN, run_tool
+from fakes import write_toy_cell, write_toy_study
 
 pytestmark = pytest.mark.slow
 
@@ -24,3 +27,23 @@ def test_a_sixth_study_plugs_in_with_three_files(make_project):
     assert len(list((project / "results/ci/runs").rglob("model.pt"))) == 3  # fig1_view trains nothing
     index = (project / "results/ci/reports/index.html").read_text()
     assert 'href="toy.html#fig1"' in index and 'href="toy.html#fig1_view"' in index
+
+
+def test_a_cell_of_ones_own_goes_through_two_studies(make_project):
+    """One file, cells/mgu.py, and ``extra_cells=[mgu]``: the cell trains in every grid of pru and
+    basics that varies the cell, beside the paper's cells, and appears in both reports, while the
+    papers' claims are judged on the papers' cells only."""
+    project = make_project(scale="ci", studies=["pru", "basics"])
+    write_toy_cell(project)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src")}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/local", "all",
+                             "--config", "extra_cells=[mgu]"], cwd=project, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    trained = sorted(p.parent.relative_to(project / "results/ci/runs").as_posix()
+                     for p in (project / "results/ci/runs").glob("*/*/cell~mgu/*/*/model.pt"))
+    assert len(trained) == 7, trained  # pru: fig2, fig3, table1, table2, fig4; basics: vanishing, clipping
+    for study in ("pru", "basics"):
+        html = (project / f"results/ci/reports/{study}.html").read_text()
+        assert "Cells of your own</strong> beside the paper" in html and ">mgu<" in html, study
+    verdicts = (project / "results/ci/verdicts/pru.csv").read_text()
+    assert "mgu" not in verdicts  # no claim is judged on it

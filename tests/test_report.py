@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import papermill
 import pytest
-from fakes import fake_study
+from fakes import fake_inputs, fake_study
 
 from rnnrepro.report import frames, render_report
 from rnnrepro.report.formatting import format_mean_std, format_value
@@ -24,13 +24,17 @@ SCHEMA = study_schema_of(REPO / "workflow" / "schemas")
 NOTEBOOKS = sorted((REPO / "reports").glob("*.ipynb"))
 
 
+def published_rows(study: str) -> pd.DataFrame:
+    return frames.load_published(sorted(PUBLISHED_DIR.glob(f"{study}_*.csv")), study)
+
+
 def published(study: str, artifact: str) -> pd.DataFrame:
-    return frames.published_summary(frames.load_published(PUBLISHED_DIR, study), artifact)
+    return frames.published_summary(published_rows(study), artifact)
 
 
 def judge(study: str, artifact: str, index: int, frame: pd.DataFrame):
     claim = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact].claims[index]
-    rows = frames.rows_of(frames.load_published(PUBLISHED_DIR, study), artifact)
+    rows = frames.rows_of(published_rows(study), artifact)
     return build_check(claim["check"]).judge(frame, Context(rows, None))
 
 
@@ -175,9 +179,9 @@ def test_notebook_is_a_thin_template(notebook):
     tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1
     source = "".join(tagged[0]["source"])
-    assert f'study = "{notebook.stem}"' in source and 'scale = "mini"' in source and 'results = "results"' in source
+    assert f'study = "{notebook.stem}"' in source and "inputs = None" in source
     code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    assert "setup(study, scale, results)" in code and "os.chdir" not in code and "sys.path" not in code
+    assert "setup(study, inputs)" in code and "os.chdir" not in code and "sys.path" not in code
     assert (STUDIES / f"{notebook.stem}.yaml").exists()
 
 
@@ -199,42 +203,58 @@ def fake_curve(labels: dict) -> list[tuple]:
 
 @pytest.mark.parametrize("study", study_names(STUDIES))
 def test_report_renders_from_results(study, tmp_path):
-    """Each study's notebook renders from fake results at the ci scale: our numbers, the published
-    ones, and a verdict on each claim on both."""
+    """Each study's notebook renders from fake results at the ci scale, reading only its declared
+    inputs: our numbers, the published ones, and the summary's verdict on each claim on both."""
     spec = fake_study(tmp_path / "results", study, "ci", fake_metrics, fake_curve)
+    inputs = fake_inputs(tmp_path / "results", spec)
     html = tmp_path / f"{study}.html"
-    render_report(REPO / "reports" / f"{study}.ipynb", {"study": study, "scale": "ci", "results": str(tmp_path / "results")},
-                  html, cwd=REPO)
+    render_report(REPO / "reports" / f"{study}.ipynb", {"study": study, "inputs": inputs.as_parameters()}, html, cwd=REPO)
     text = html.read_text(encoding="utf-8")
     for name, artifact in spec.artifacts.items():
         assert f"{name}: " in text, f"no section {name}"
         assert text.count("On the published numbers") >= sum(len(a.claims) for a in spec.artifacts.values())
     assert "Provenance</strong> (" in text and "ClaimResult(" not in text and "report.section(" not in text
-    runs = pd.read_csv(tmp_path / "results" / "ci" / "tables" / study / "runs.csv")
+    runs = pd.read_csv(inputs.table)
     if len(runs):
         assert "scale <code>ci</code>" in text
 
 
 def test_render_cli_takes_parameters(tmp_path):
-    fake_study(tmp_path / "results", "pru", "ci", fake_metrics, fake_curve)
+    spec = fake_study(tmp_path / "results", "pru", "ci", fake_metrics, fake_curve)
+    inputs = tmp_path / "inputs.yaml"
+    inputs.write_text(json.dumps({"inputs": fake_inputs(tmp_path / "results", spec).as_parameters()}))
     html = tmp_path / "pru.html"
-    assert main([str(REPO / "reports" / "pru.ipynb"), str(html), "-p", "scale=ci", "-p",
-                 f"results={tmp_path / 'results'}", "--cwd", str(REPO)]) == 0
+    assert main([str(REPO / "reports" / "pru.ipynb"), str(html), "--params", str(inputs), "--cwd", str(REPO)]) == 0
     text = html.read_text(encoding="utf-8")
     assert "baseline 0.167 (published)" in text or "0.167" in text
     assert "PRU and PRU+ converge faster than LSTM" in text
 
 
 def test_failed_execution_writes_no_html(tmp_path):
-    with pytest.raises(papermill.PapermillExecutionError, match="no-such-study"):
+    with pytest.raises(papermill.PapermillExecutionError, match="no inputs for the report of no-such-study"):
         render_report(REPO / "reports" / "pru.ipynb", {"study": "no-such-study"}, tmp_path / "pru.html", cwd=REPO)
     assert not (tmp_path / "pru.html").exists()
 
 
-def test_defaults_render_without_any_results(tmp_path):
-    """Opened with its default parameters where nothing has run, a report says so."""
-    html = tmp_path / "elstm.html"
-    render_report(REPO / "reports" / "elstm.ipynb", {"results": str(tmp_path / "nothing")}, html, cwd=REPO)
-    text = html.read_text(encoding="utf-8")
-    assert "Ours: no runs of <strong>table7</strong> at scale <code>mini</code> yet." in text
-    assert "cannot be judged" in text and "not run" in text
+def test_a_missing_input_is_an_error_naming_it(tmp_path):
+    """A report reads only its declared inputs, and a missing one stops it naming the file
+    (never an empty table and a report that says "not run")."""
+    spec = fake_study(tmp_path / "results", "elstm", "ci", fake_metrics, fake_curve)
+    inputs = fake_inputs(tmp_path / "results", spec)
+    Path(inputs.curves).unlink()
+    with pytest.raises(papermill.PapermillExecutionError, match=f"missing input {inputs.curves}"):
+        render_report(REPO / "reports" / "elstm.ipynb", {"study": "elstm", "inputs": inputs.as_parameters()},
+                      tmp_path / "elstm.html", cwd=REPO)
+    assert not (tmp_path / "elstm.html").exists()
+
+
+def test_the_report_shows_the_verdicts_the_summary_judged(tmp_path):
+    """The notebook does not judge: the verdicts it shows are the summary's, word for word."""
+    spec = fake_study(tmp_path / "results", "pru", "ci", fake_metrics, fake_curve)
+    inputs = fake_inputs(tmp_path / "results", spec)
+    verdicts = pd.read_csv(inputs.verdicts, keep_default_na=False)
+    verdicts.loc[verdicts["quote"] != "", "ours_details"] = "a detail only the summary wrote"
+    verdicts.to_csv(inputs.verdicts, index=False)
+    html = tmp_path / "pru.html"
+    render_report(REPO / "reports" / "pru.ipynb", {"study": "pru", "inputs": inputs.as_parameters()}, html, cwd=REPO)
+    assert html.read_text(encoding="utf-8").count("a detail only the summary wrote") == (verdicts["quote"] != "").sum()

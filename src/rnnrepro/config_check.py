@@ -98,6 +98,12 @@ def check_run_config(cfg: dict) -> None:
             raise ConfigError(str(error)) from None
         check_kwargs(f"{section} {name!r}", constructor, params, skip)
     check_dataclass("train", TrainConfig, cfg.get("train") or {})
+    cell = dict(cfg["cell"])
+    name = cell.pop("name")
+    try:  # a tiny instance: settings that do not fit together (e.g. an identity W_hh for a cell without one)
+        CELLS[name](2, 2, **cell)
+    except (ValueError, TypeError) as error:
+        raise ConfigError(f"cell {name!r}: {error}") from None
     from .models import compatible
 
     model, task = cfg["model"]["name"], cfg["task"]["name"]

@@ -249,13 +249,10 @@ class FlattenedRecurrent(nn.Module):
 
 def flattening_obstacle(cell: RecurrentCell) -> str | None:
     """Why the block weights of drnn eq. 5 cannot turn a stack of ``cell`` into one cell of
-    the same kind, or None when they can (SRN, and LSTM-family cells whose every chunk sees
-    h_{t-1}: LSTM, ELSTM, LSTM+, LSTM−GATES)."""
-    from .cells.lstm import LSTMCell
-    from .cells.srn import SRNCell
-
+    the same kind, or None when they can: cells that say so with ``can_flatten`` (the SRN, and
+    LSTM-family cells) and whose every chunk sees h_{t-1} (LSTM, ELSTM, LSTM+, LSTM−GATES)."""
     name = f"{type(cell).__name__}({cell.extra_repr()})"
-    if not isinstance(cell, (SRNCell, LSTMCell)):
+    if not cell.can_flatten:
         if cell.hh_chunks == cell.num_chunks:
             return (f"{name}: flattening is implemented for SRN and LSTM-family cells only; in a "
                     f"GRU the reset gate multiplies the whole recurrent term, which would also "

@@ -27,6 +27,7 @@ import jsonschema
 import yaml
 
 from .config_check import ConfigError, check_run_config
+from .study_metrics import check_metrics
 
 FIXED_AXES = ("task", "model", "cell")
 IDENTITY_SECTIONS = ("task", "model", "cell", "train")
@@ -51,6 +52,7 @@ class Artifact:
     runs: list[RunUse] = field(default_factory=list)  # runs it trains (its grids)
     analysis: dict[str, Any] | None = None  # analysis params (with name), if it is one
     reads: list[RunUse] = field(default_factory=list)  # trained runs its analysis reads
+    left_out: dict[str, str] = field(default_factory=dict)  # extra cell -> why it cannot join the grid
 
     @property
     def claims(self) -> list[dict[str, Any]]:
@@ -69,6 +71,7 @@ class Study:
     spec: dict[str, Any]  # the merged YAML (choices, defaults, ...)
     artifacts: dict[str, Artifact]
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # folder -> run identity
+    extra_cells: tuple[str, ...] = ()  # cells of the user's own that joined its grids (config extra_cells)
 
     @property
     def analyses(self) -> dict[str, dict[str, Any]]:
@@ -77,6 +80,50 @@ class Study:
     def uses(self) -> list[tuple[str, RunUse]]:
         """(artifact, run use) for every run every artifact trains, in YAML order."""
         return [(name, use) for name, artifact in self.artifacts.items() for use in artifact.runs]
+
+
+# -- the plan passed down ----------------------------------------------------------------------
+def plan_of(study: Study) -> dict[str, Any]:
+    """The study as planned, as JSON-able data: what the summary and the report read (written by
+    the workflow to ``plans/<study>.json``); :func:`study_from_plan` reads it back."""
+    return {"name": study.name, "title": study.title, "paper": study.paper, "scale": study.scale,
+            "scale_note": study.scale_note, "extra_cells": list(study.extra_cells),
+            "spec": {key: value for key, value in study.spec.items() if key != "artifacts"},
+            "runs": study.runs,
+            "artifacts": {name: {"title": a.title, "spec": a.spec, "analysis": a.analysis, "left_out": a.left_out,
+                                 "runs": [[use.folder, use.labels] for use in a.runs],
+                                 "reads": [[use.folder, use.labels] for use in a.reads]}
+                          for name, a in study.artifacts.items()}}
+
+
+def plan_text(study: Study) -> str:
+    """The plan as the JSON text the workflow writes (artifacts in the study's order)."""
+    return json.dumps(plan_of(study), indent=1) + "\n"
+
+
+def plan_digest_of(study: Study) -> str:
+    """sha256 of :func:`plan_text`: changes exactly when the plan does."""
+    return hashlib.sha256(plan_text(study).encode()).hexdigest()
+
+
+def write_plan(study: Study, path: str | Path) -> None:
+    """Write the plan atomically (the workflow's ``plan`` rule)."""
+    from .atomic import write_text
+
+    write_text(path, plan_text(study))
+
+
+def study_from_plan(plan: dict[str, Any]) -> Study:
+    """The :class:`Study` of a plan written by :func:`plan_of`."""
+    artifacts = {name: Artifact(name=name, title=a["title"], spec=a["spec"], analysis=a["analysis"],
+                                runs=[RunUse(folder, labels) for folder, labels in a["runs"]],
+                                reads=[RunUse(folder, labels) for folder, labels in a["reads"]],
+                                left_out=dict(a.get("left_out") or {}))
+                 for name, a in plan["artifacts"].items()}
+    spec = {**plan["spec"], "artifacts": {name: a.spec for name, a in artifacts.items()}}
+    return Study(name=plan["name"], title=plan["title"], paper=plan["paper"], scale=plan["scale"],
+                 scale_note=plan["scale_note"], spec=spec, artifacts=artifacts, runs=dict(plan["runs"]),
+                 extra_cells=tuple(plan.get("extra_cells") or ()))
 
 
 # -- schema validation -----------------------------------------------------------------------
@@ -102,10 +149,18 @@ def _location(error: jsonschema.ValidationError) -> str:
 def describe_error(error: jsonschema.ValidationError) -> str:
     """One readable line: where, what, and what is allowed (for a value that fits none of
     several forms, the problem of the form it comes closest to)."""
+    if error.validator in ("oneOf", "anyOf") and error.context and isinstance(error.instance, dict) and all(
+            e.validator == "required" and not e.relative_path for e in error.context):
+        # every form asks for a key the mapping lacks (e.g. a threshold's below or above)
+        wanted = [key for e in error.context for key in e.validator_value if key not in error.instance]
+        return f"{_location(error)}: give one of {', '.join(map(repr, dict.fromkeys(wanted)))}"
+    if error.validator == "not" and set(error.validator_value) == {"required"}:
+        return f"{_location(error)}: give only one of {', '.join(map(repr, error.validator_value['required']))}"
     if error.validator in ("oneOf", "anyOf") and error.context:
         # the form whose type the value has (a list for a list of names), else the closest
         fitting = [e for e in error.context if not (e.validator == "type" and not e.relative_path)]
-        wrong_type = {e.relative_schema_path[0] for e in error.context if e.validator == "type" and not e.relative_path}
+        wrong_type = {e.relative_schema_path[0] for e in error.context if not e.relative_path and (
+            e.validator == "type" or (e.validator == "const" and type(e.validator_value) is not type(e.instance)))}
         fitting = [e for e in fitting if e.relative_schema_path[0] not in wrong_type] or error.context
         return describe_error(jsonschema.exceptions.best_match(fitting))
     where = _location(error)
@@ -232,15 +287,40 @@ def artifact_grids(name: str, artifact: dict) -> dict[str, dict]:
     return {DEFAULT_GRID: dict(artifact.get("grid") or {})} if "grid" in artifact else {}
 
 
+ALL_CELLS = "all"  # ``cell: all`` in a grid: every registered cell
+
+
+def registered_cells() -> list[str]:
+    """Every registered cell: the papers' in the reports' order, then any other, by name."""
+    from .cells import CELLS
+    from .report.formatting import CELL_ORDER
+
+    rank = {name: i for i, name in enumerate(CELL_ORDER)}
+    return sorted(CELLS.names(), key=lambda name: (rank.get(name, len(rank)), name))
+
+
+def cell_axis(value: Any, extra_cells: tuple[str, ...]) -> Any:
+    """A grid's ``cell`` entry with the user's cells: ``all`` is every registered cell, a list
+    (an axis that varies the cell) gets ``extra_cells`` appended, a single name stays."""
+    if value == ALL_CELLS:
+        return registered_cells()
+    if isinstance(value, list):
+        return value + [cell for cell in extra_cells if cell not in value]
+    return value
+
+
 def expand_grid(name: str, grid_name: str, grid: dict, settings: dict, per_cell: dict,
-                named_grid: bool) -> list[tuple[dict, dict]]:
+                named_grid: bool, extra_cells: tuple[str, ...] = ()) -> list[tuple[dict, dict]]:
     """(run identity, labels) of every point of one grid.
 
     A list is an axis (its values label the runs); a single value (``model.hidden_size: 70``)
     is a setting of this grid's runs only, not a label; ``per_cell`` adds cell settings of this
-    grid's runs (e.g. ELSTM's period in the seq2seq models only).
+    grid's runs (e.g. ELSTM's period in the seq2seq models only). The ``cell`` entry may be
+    ``all``, and a list of cells is joined by ``extra_cells`` (:func:`cell_axis`).
     """
     grid = dict(grid)
+    if "cell" in grid:
+        grid["cell"] = cell_axis(grid["cell"], extra_cells)
     per_cell = deep_merge(per_cell, grid.pop("per_cell", None) or {})
     fixed = {k: v for k, v in grid.items() if not isinstance(v, list) and k not in FIXED_AXES + ("seed",)}
     grid = {k: (v if isinstance(v, list) else [v]) for k, v in grid.items() if k not in fixed}
@@ -297,12 +377,14 @@ class RunChecker:
             raise ConfigError(self._seen[key])
 
 
-def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None = None) -> Study:
-    """Merge the scale, expand every artifact's grids and share runs of equal settings."""
+def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None = None,
+                 extra_cells: tuple[str, ...] = ()) -> Study:
+    """Merge the scale, expand every artifact's grids (with the user's ``extra_cells`` in every
+    grid that varies the cell) and share runs of equal settings."""
     checker = checker or RunChecker()
     merged = apply_scale(study, scale)
     result = Study(name=name, title=merged["title"], paper=merged["paper"], scale=scale,
-                   scale_note=merged["scale_note"], spec=merged, artifacts={})
+                   scale_note=merged["scale_note"], spec=merged, artifacts={}, extra_cells=tuple(extra_cells))
     defaults = merged["defaults"]
     for artifact_name, raw in merged["artifacts"].items():
         artifact = Artifact(name=artifact_name, title=raw["title"], spec=raw)
@@ -312,11 +394,17 @@ def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None 
         per_cell = settings.pop("per_cell", {}) or {}
         grids = artifact_grids(artifact_name, raw)
         for grid_name, grid in grids.items():
-            for identity, labels in expand_grid(artifact_name, grid_name, grid, settings, per_cell, len(grids) > 1):
+            own_cells = set(grid["cell"]) if isinstance(grid.get("cell"), list) else set()
+            for identity, labels in expand_grid(artifact_name, grid_name, grid, settings, per_cell, len(grids) > 1,
+                                                extra_cells):
                 folder = run_folder(identity)
                 try:
                     checker(identity)
                 except ConfigError as error:
+                    cell = identity["cell"]["name"]
+                    if cell in extra_cells and cell not in own_cells:  # the grid sets what only its cells take
+                        artifact.left_out.setdefault(cell, str(error))
+                        continue
                     raise ConfigError(f"artifacts.{artifact_name}, run {folder}: {error}") from None
                 result.runs[folder] = identity
                 artifact.runs.append(RunUse(folder, labels))
@@ -394,12 +482,13 @@ def study_names(studies_dir: Path) -> list[str]:
     return sorted(p.stem for p in Path(studies_dir).glob("*.yaml"))
 
 
-def load_study(name: str, studies_dir: Path, schema: dict, scale: str, checker: RunChecker | None = None) -> Study:
+def load_study(name: str, studies_dir: Path, schema: dict, scale: str, checker: RunChecker | None = None,
+               extra_cells: tuple[str, ...] = ()) -> Study:
     path = Path(studies_dir) / f"{name}.yaml"
     raw = load_yaml(path)
     validate(raw, schema, path)
     try:
-        return expand_study(name, raw, scale, checker)
+        return check_metrics(expand_study(name, raw, scale, checker, extra_cells), path)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
 
@@ -413,13 +502,17 @@ def load_workflow_config(config: dict, schema_dir: Path, studies_dir: Path) -> t
     config_schema = load_yaml(schema_dir / "config.schema.yaml")
     known = study_names(studies_dir)
     config_schema["properties"]["studies"]["items"]["enum"] = known
+    from .cells import CELLS
+
+    config_schema["properties"]["extra_cells"]["items"]["enum"] = CELLS.names()
     validate(config, config_schema, "config")
     config = fill_defaults(config, config_schema)
     if config.get("studies") is None:
         config["studies"] = known
     study_schema = study_schema_of(schema_dir)
     checker = RunChecker()
-    studies = {name: load_study(name, studies_dir, study_schema, config["scale"], checker)
+    extra = tuple(config.get("extra_cells") or ())
+    studies = {name: load_study(name, studies_dir, study_schema, config["scale"], checker, extra)
                for name in config["studies"]}
     return config, studies
 

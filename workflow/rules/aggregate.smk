@@ -6,13 +6,13 @@ rule aggregate:
     input:
         study_metrics,
     output:
-        table=f"{OUT}/tables/{{study}}/runs.csv",
-        curves=f"{OUT}/tables/{{study}}/curves.csv",
-        provenance=f"{OUT}/tables/{{study}}/provenance.csv",
+        table=LAYOUT.table("{study}", "runs"),
+        curves=LAYOUT.table("{study}", "curves"),
+        provenance=LAYOUT.table("{study}", "provenance"),
     params:
         uses=study_uses,
         scale=SCALE,
     log:
-        f"logs/{SCALE}/aggregate/{{study}}.log",
+        LAYOUT.log("aggregate", "{study}"),
     script:
         "../scripts/aggregate.py"

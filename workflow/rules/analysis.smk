@@ -7,13 +7,13 @@ rule analysis:
     input:
         unpack(analysis_inputs),
     output:
-        f"{OUT}/analyses/{{study}}/{{artifact}}.csv",
+        LAYOUT.analysis("{study}", "{artifact}"),
     params:
         analysis=analysis_config,
         runs=analysis_runs,
-        code_identity=ANALYSIS_CODE_IDENTITY,
+        code_identity=analysis_code,
     log:
-        f"logs/{SCALE}/analyses/{{study}}/{{artifact}}.log",
+        LAYOUT.log("analyses", "{study}", "{artifact}"),
     threads: 1
     script:
         "../scripts/analysis.py"

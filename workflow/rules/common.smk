@@ -1,19 +1,14 @@
 # Helpers shared by the rules (no rules here). The configuration is validated and every
 # study expanded into its runs when the workflow is parsed, so a bad key, name or value
-# fails before any job starts.
-#
-# Layout: everything a scale makes lives under results/<scale>/, so switching scales never
-# retrains or overwrites the other scale's results:
-#   runs/<task~/model~/cell~/cfg~/seed~>/   one folder per run, named by what decides its numbers
-#   analyses/<study>/<artifact>.csv          artifacts computed without training, or from trained models
-#   tables/<study>/{runs,curves,provenance}.csv
-#   reports/<study>.html
+# fails before any job starts. That parse-time plan is the only one: the summary and the
+# report read it from plans/<study>.json. Paths come from rnnrepro.layout (results/<scale>/...).
 from pathlib import Path
 
-from rnnrepro.code_identity import analysis_code_identity, training_code_identity
+from rnnrepro.code_identity import analysis_code_identity, run_code_identity
 from rnnrepro.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
-from rnnrepro.studies import load_workflow_config
+from rnnrepro.layout import Layout
+from rnnrepro.studies import load_workflow_config, plan_digest_of, write_plan
 from rnnrepro.tasks import TASKS
 
 try:
@@ -24,10 +19,9 @@ except ConfigError as error:
     raise WorkflowError(f"Configuration error: {error}") from None
 
 SCALE = config["scale"]
-OUT = f"{config['results']}/{SCALE}"
+LAYOUT = Layout(config["results"], SCALE)
+OUT = LAYOUT.root
 RUNS = {folder: identity for study in STUDIES.values() for folder, identity in study.runs.items()}
-TRAINING_CODE_IDENTITY = training_code_identity()  # a param of every run: changed code reruns it
-ANALYSIS_CODE_IDENTITY = analysis_code_identity()  # likewise for every analysis
 REPORT_CODE = sorted(str(p) for p in Path(workflow.basedir, "src", "rnnrepro", "report").rglob("*.py"))
 
 
@@ -53,6 +47,13 @@ def run_params(wildcards):
     identity = run_config(wildcards)
     key = dataset_key_of(identity)
     return {"config": identity, "data": dataset_identity(key) if key else "synthetic"}
+
+
+def run_code(wildcards):
+    """The identity of the code the run executes (its cell's, model's and task's modules and the
+    training loop, rnnrepro.code_identity): a param, so that changing that code reruns it."""
+    identity = run_config(wildcards)
+    return run_code_identity(identity["task"]["name"], identity["model"]["name"], identity["cell"]["name"])
 
 
 def dataset_key_of(identity):
@@ -81,7 +82,7 @@ def prepared_identity(wildcards):
 
 
 def run_path(folder):
-    return f"{OUT}/runs/{folder}"
+    return LAYOUT.run(folder)
 
 
 def study_uses(wildcards):
@@ -107,6 +108,11 @@ def analysis_config(wildcards):
     return the_artifact(wildcards).analysis
 
 
+def analysis_code(wildcards):
+    """The identity of the analysis's code (a param: changing it recomputes the artifact)."""
+    return analysis_code_identity(the_artifact(wildcards).analysis["name"])
+
+
 def analysis_runs(wildcards):
     """The trained runs an analysis reads: folder, labels and identity of each."""
     return [{"folder": run_path(use.folder), "labels": use.labels, "identity": RUNS[use.folder]}
@@ -124,13 +130,24 @@ def analysis_inputs(wildcards):
     return {"models": models, "data": [ancient(prepared_file(key)) for key in keys]}
 
 
-def study_analyses(study):
-    """CSV of every analysis artifact of a study, by artifact."""
-    return {artifact: f"{OUT}/analyses/{study}/{artifact}.csv" for artifact in STUDIES[study].analyses}
+def plan_digest(wildcards):
+    """sha256 of the study's plan (what its summary and report read, plans/<study>.json)."""
+    return plan_digest_of(STUDIES[wildcards.study])
 
 
-def study_analysis_files(wildcards):
-    return list(study_analyses(wildcards.study).values())
+def study_inputs(wildcards):
+    """The files a study's summary and report read, by name: its plan, tables, published
+    numbers and one analysis_<artifact> per analysis (rnnrepro.report.study.StudyInputs)."""
+    study = wildcards.study
+    return {"plan": LAYOUT.plan(study), "table": LAYOUT.table(study, "runs"),
+            "curves": LAYOUT.table(study, "curves"), "provenance": LAYOUT.table(study, "provenance"),
+            "published": published_values(wildcards),
+            **{f"analysis_{artifact}": LAYOUT.analysis(study, artifact) for artifact in STUDIES[study].analyses}}
+
+
+def report_inputs(wildcards):
+    """What the report reads: the study's inputs and the verdicts its summary judged."""
+    return {**study_inputs(wildcards), "verdicts": LAYOUT.verdicts(wildcards.study, "csv")}
 
 
 def all_runs(wildcards=None):
@@ -139,7 +156,7 @@ def all_runs(wildcards=None):
 
 def all_reports(wildcards=None):
     """Every study's report and the index page over them."""
-    return [f"{OUT}/reports/{study}.html" for study in STUDIES] + [f"{OUT}/reports/index.html"]
+    return [LAYOUT.report(study) for study in STUDIES] + [LAYOUT.index]
 
 
 def all_datasets(wildcards=None):
@@ -153,8 +170,3 @@ def published_values(wildcards):
     """The study's published numbers, reports/published/<study>_*.csv."""
     return sorted(str(p) for p in Path("reports/published").glob(f"{wildcards.study}_*.csv"))
 
-
-def report_parameters(wildcards):
-    """A study, the scale and the results root: the parameters of its report notebook (papermill)
-    and of its summary; everything else they read themselves."""
-    return {"study": wildcards.study, "scale": SCALE, "results": config["results"]}

@@ -1,62 +1,62 @@
-# Per study, the report notebook executed by papermill and rendered to HTML. The notebook
-# reads the study's YAML (titles, claims, checks), the tables and the published numbers.
-# Per study too, every claim's verdicts and a headline per artifact (for the index page and
-# DVC's metrics), and plot-ready tables (DVC's plots); over every study, the index page.
+# Per study: its plan (the parse-time expansion of its YAML), then every claim judged once with
+# the numbers behind each verdict and a headline per artifact (for the index page and DVC's
+# metrics), plot-ready tables (DVC's plots), and the report notebook executed by papermill and
+# rendered to HTML, which reads only its declared inputs. Over every study, the index page.
+
+
+# The plan is written from the parse-time studies themselves (this rule runs in Snakemake's own
+# process); its param is the plan's digest, so that a changed plan, and only that, rewrites it.
+rule plan:
+    output:
+        LAYOUT.plan("{study}"),
+    params:
+        digest=plan_digest,
+    log:
+        LAYOUT.log("plan", "{study}"),
+    run:
+        write_plan(STUDIES[wildcards.study], output[0])
 
 
 rule summarise:
     input:
-        table=f"{OUT}/tables/{{study}}/runs.csv",
-        curves=f"{OUT}/tables/{{study}}/curves.csv",
-        study="config/studies/{study}.yaml",
-        published=published_values,
-        analyses=study_analysis_files,
+        unpack(study_inputs),
         code=REPORT_CODE,
     output:
-        claims=f"{OUT}/verdicts/{{study}}.csv",
-        metrics=f"{OUT}/verdicts/{{study}}.json",
-        plot=f"{OUT}/plots/{{study}}.csv",
-        curves=f"{OUT}/curves/{{study}}.csv",
-    params:
-        parameters=report_parameters,
+        claims=LAYOUT.verdicts("{study}", "csv"),
+        metrics=LAYOUT.verdicts("{study}", "json"),
+        plot=LAYOUT.plot("{study}"),
+        curves=LAYOUT.curves("{study}"),
     log:
-        f"logs/{SCALE}/summarise/{{study}}.log",
+        LAYOUT.log("summarise", "{study}"),
     script:
         "../scripts/summarise.py"
 
 
 rule index:
     input:
-        claims=expand(f"{OUT}/verdicts/{{study}}.csv", study=list(STUDIES)),
-        metrics=expand(f"{OUT}/verdicts/{{study}}.json", study=list(STUDIES)),
+        claims=expand(LAYOUT.verdicts("{study}", "csv"), study=list(STUDIES)),
+        metrics=expand(LAYOUT.verdicts("{study}", "json"), study=list(STUDIES)),
     output:
-        html=report(f"{OUT}/reports/index.html", caption="../report/index.rst", category="Index"),
-        metrics=f"{OUT}/metrics.json",
+        html=report(LAYOUT.index, caption="../report/index.rst", category="Index"),
+        metrics=LAYOUT.metrics,
     params:
         scale=SCALE,
     log:
-        f"logs/{SCALE}/index.log",
+        LAYOUT.log("index"),
     script:
         "../scripts/index.py"
 
 
 rule report:
     input:
-        table=f"{OUT}/tables/{{study}}/runs.csv",
-        curves=f"{OUT}/tables/{{study}}/curves.csv",
-        provenance=f"{OUT}/tables/{{study}}/provenance.csv",
+        unpack(report_inputs),
         notebook="reports/{study}.ipynb",
-        study="config/studies/{study}.yaml",
-        published=published_values,
-        analyses=study_analysis_files,
         code=REPORT_CODE,
     output:
-        html=report(f"{OUT}/reports/{{study}}.html", caption="../report/study.rst", category="Study reports",
+        html=report(LAYOUT.report("{study}"), caption="../report/study.rst", category="Study reports",
                     labels={"study": "{study}"}),
-        notebook=f"{OUT}/reports/{{study}}.ipynb",
-    params:
-        parameters=report_parameters,
+        notebook=LAYOUT.report("{study}", "ipynb"),
     log:
-        f"logs/{SCALE}/report/{{study}}.log",
+        LAYOUT.log("report", "{study}"),
     script:
         "../scripts/report.py"

@@ -5,23 +5,23 @@
 # per job keep a paper-scale plan of thousands of runs within seconds). checkpoint.pt, the
 # resume state, is not declared, so a failed or preempted job never loses it to Snakemake's
 # clean-up and the rerun resumes from it.
-# A run reruns when its settings, its dataset's content or the training code changes
-# (params; see src/rnnrepro/code_identity.py).
+# A run reruns when its settings, its dataset's content or the code it executes changes
+# (params; see src/rnnrepro/code_identity.py): a new cell, model or task file reruns nothing.
 
 
 rule train:
     input:
         unpack(run_dataset),
     output:
-        metrics=f"{OUT}/runs/{{run}}/metrics.json",
-        model=f"{OUT}/runs/{{run}}/model.pt",
+        metrics=LAYOUT.run("{run}", "metrics.json"),
+        model=LAYOUT.run("{run}", "model.pt"),
     params:
         run=run_params,
-        code_identity=TRAINING_CODE_IDENTITY,
+        code_identity=run_code,
     log:
-        f"logs/{SCALE}/runs/{{run}}.log",
+        LAYOUT.log("runs", "{run}"),
     benchmark:
-        f"{OUT}/runs/{{run}}/benchmark.tsv"  # wall and CPU time, max RSS: how to size runtime and mem_mb
+        LAYOUT.run("{run}", "benchmark.tsv")  # wall and CPU time, max RSS: how to size runtime and mem_mb
     threads: 1
     resources:
         runtime=60,

@@ -69,9 +69,6 @@ def run_analysis(params: dict, out_csv: str | Path, seed: int = 0, runs: list[di
         table.to_csv(tmp, index=False)
 
 
-from . import builtin  # noqa: E402,F401  (register the analyses)
-from . import drnn  # noqa: E402,F401  (drnn paper: Theorem 1, cost)
-from . import elstm  # noqa: E402,F401  (elstm paper: memory responses, data statistics, Table 8)
-from . import basics  # noqa: E402,F401  (basics tutorial: gradients, clipping, listings, taggers, LM, counting)
-from . import wsum  # noqa: E402,F401  (wsum paper: the weighted-sum weights of Table 5)
-from . import pru  # noqa: E402,F401  (pru paper: beam BLEU of Tables 3-4, Fig. 4 peaks, PRU+ W_o)
+from ..registry import import_all  # noqa: E402
+
+import_all(__name__, __path__)  # every module of this folder registers its analyses

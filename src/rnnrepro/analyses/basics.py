@@ -166,6 +166,12 @@ def gradient_norms(runs: list, sentences: int = 32, length: int = 30, fit_from: 
     return pd.DataFrame(rows)
 
 
+gradient_norms.emitted_metrics = frozenset(
+    {"log10_grad_norm", "log10_bound"}
+    | {f"{name}_{state}" for state in ("init", "trained")  # spectral_radius and the bound's excess: SRN only
+       for name in ("log10_slope", "fit_r2", "spectral_norm", "spectral_radius", "max_log10_excess_over_bound")})
+
+
 # -- Sec. 10.1: gradient clipping -------------------------------------------------------------------
 def curve_of(folder: Path, metric: str) -> np.ndarray:
     """Values of ``metric`` on a run's curve.tsv, in step order."""
@@ -208,6 +214,10 @@ def training_stability(runs: list, window: int = 10, seed: int = 0) -> pd.DataFr
                   **{k: metrics[k] for k in ("dev_accuracy", "test_accuracy") if k in metrics}}
         rows += [{**run.labels, "metric": name, "value": value} for name, value in values.items()]
     return pd.DataFrame(rows)
+
+
+training_stability.emitted_metrics = frozenset({"rise_in_loss", "final_loss", "max_grad_norm", "median_grad_norm",
+                                                "diverged", "diverged_step", "dev_accuracy", "test_accuracy"})
 
 
 # -- Sec. 14: the nn.LSTM listings -------------------------------------------------------------------
@@ -294,6 +304,10 @@ def lstm_listings(batch_size: int = 16, seq_len: int = 512, hidden_size: int = 1
     return pd.DataFrame(rows)
 
 
+lstm_listings.emitted_metrics = frozenset({"printed_shapes", "printed_shape_mismatches", "max_abs_output_difference",
+                                           "max_abs_hidden_difference", "max_abs_cell_difference"})
+
+
 # -- Sec. 6: stacked taggers, training against dev accuracy -------------------------------------------
 @ANALYSES.register("tagger_fit")
 def tagger_fit(runs: list, batch_size: int = 100, seed: int = 0) -> pd.DataFrame:
@@ -310,6 +324,9 @@ def tagger_fit(runs: list, batch_size: int = 100, seed: int = 0) -> pd.DataFrame
         for name, value in (("train_accuracy", train), ("dev_accuracy", dev), ("train_dev_gap", train - dev)):
             rows.append({**run.labels, "metric": name, "value": value})
     return pd.DataFrame(rows)
+
+
+tagger_fit.emitted_metrics = frozenset({"train_accuracy", "dev_accuracy", "train_dev_gap"})
 
 
 # -- Sec. 9.5: language models, perplexity and samples ---------------------------------------------------
@@ -356,6 +373,10 @@ def language_model_samples(runs: list, samples: int = 3, max_tokens: int = 30, t
     return pd.DataFrame(rows)
 
 
+language_model_samples.emitted_metrics = frozenset({"dev_perplexity", "test_perplexity", "unigram_test_perplexity",
+                                                    "sample_tokens"})
+
+
 # -- Sec. 8: counting ------------------------------------------------------------------------------------
 @ANALYSES.register("counting_by_length")
 def counting_by_length(runs: list, batch_size: int = 100, seed: int = 0) -> pd.DataFrame:
@@ -377,3 +398,7 @@ def counting_by_length(runs: list, batch_size: int = 100, seed: int = 0) -> pd.D
                    "accuracy_unseen": metrics.get("test_accuracy_unseen", math.nan)}
         rows += [{**run.labels, "metric": name, "value": value} for name, value in summary.items()]
     return pd.DataFrame(rows)
+
+
+counting_by_length.emitted_metrics = frozenset({"accuracy", "recognised", "recognised_up_to", "max_train_n",
+                                                "accuracy_seen", "accuracy_unseen"})

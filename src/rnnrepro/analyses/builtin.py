@@ -41,6 +41,9 @@ def parameter_count(cells: list, input_size: int = 512, hidden_size: int = 512, 
     return pd.DataFrame(rows)
 
 
+parameter_count.emitted_metrics = frozenset({"params"})
+
+
 @ANALYSES.register("weight_statistics")
 def weight_statistics(runs: list, parameters: list | None = None, seed: int = 0) -> pd.DataFrame:
     """Statistics of the trained weights of the runs it reads: per run and parameter tensor,
@@ -61,3 +64,6 @@ def weight_statistics(runs: list, parameters: list | None = None, seed: int = 0)
             if tensor.ndim == 2 and tensor.shape[0] == tensor.shape[1]:
                 rows.append({**labels, "metric": "diagonal_mean", "value": float(tensor.diagonal().float().mean())})
     return pd.DataFrame(rows)
+
+
+weight_statistics.emitted_metrics = frozenset({"norm", "diagonal_mean"})

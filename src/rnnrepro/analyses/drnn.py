@@ -98,6 +98,10 @@ def theorem1(cells: list | None = None, layers: list | None = None, input_size: 
     return pd.DataFrame(rows)
 
 
+theorem1.emitted_metrics = frozenset({"max_abs_output_difference", "max_abs_state_difference",
+                                      "max_abs_output_difference_early", "max_abs_output"})
+
+
 def _forward(model, batch):
     def forward():
         model.eval()
@@ -117,6 +121,10 @@ def _train_step(model, batch):
         loss.backward()
         optimizer.step()
     return train_step
+
+
+#: The timings of :func:`cost` (each also with ``_min`` and ``_max``).
+COST_TIMINGS = [f"{what}_{clock}seconds" for what in ("forward", "train_step") for clock in ("", "cpu_")]
 
 
 @ANALYSES.register("cost")
@@ -155,7 +163,7 @@ def cost(lengths: list | None = None, delays: list | None = None, hidden_size: i
             calls[(name, delay)] = (model, _forward(model, batch), _train_step(model, batch))
         # Interleaved: every repeat times each network once, in a random order, so that changes
         # of the machine's load during the measurement hit all networks alike.
-        metrics = [f"{what}_{clock}seconds" for what in ("forward", "train_step") for clock in ("", "cpu_")]
+        metrics = COST_TIMINGS
         times = {(key, metric): [] for key in calls for metric in metrics}
         for repeat in range(warmup + repeats):
             keys = list(calls)
@@ -181,3 +189,7 @@ def cost(lengths: list | None = None, delays: list | None = None, hidden_size: i
     table["repeats"] = repeats
     table["threads"] = torch.get_num_threads()
     return table
+
+
+cost.emitted_metrics = frozenset({f"{timing}{spread}" for timing in COST_TIMINGS for spread in ("", "_min", "_max")}
+                                 | {"sequential_steps", "params"})

@@ -72,6 +72,7 @@ def memory_response_labels(params: dict, reads: list[dict]) -> pd.DataFrame:
 
 
 memory_response.output_labels = memory_response_labels
+memory_response.emitted_metrics = frozenset({"memory_response", "abs_memory_response", "scaling", "final_loss"})
 
 
 @ANALYSES.register("dataset_statistics")
@@ -106,6 +107,8 @@ def dataset_statistics(datasets: list, data: dict | None = None, seed: int = 0) 
 
 
 dataset_statistics.output_labels = lambda params, reads: pd.DataFrame({"dataset": params["datasets"]})
+dataset_statistics.emitted_metrics = frozenset({f"{split}_sentences" for split in ("train", "dev", "test")}
+                                               | {"vocabulary", "lemma_vocabulary"})
 
 
 @ANALYSES.register("parameters_at_size")
@@ -129,3 +132,4 @@ def parameters_at_size(runs: list, sizes: dict, data: dict | None = None, seed: 
 
 parameters_at_size.output_labels = lambda params, reads: pd.DataFrame(
     [{"model": labels["model"], "cell": labels["cell"]} for labels in reads]).drop_duplicates()
+parameters_at_size.emitted_metrics = frozenset({"params", "test_uas", "test_las"})

@@ -80,6 +80,7 @@ def translation_bleu_labels(params: dict, reads: list[dict]) -> pd.DataFrame:
 
 
 translation_bleu.output_labels = translation_bleu_labels
+translation_bleu.emitted_metrics = lambda splits=None, **_: {f"{split}_bleu" for split in splits or ["dev", "test"]}
 
 
 # -- Fig. 4: does the validation BLEU fall after its peak? -------------------------------------
@@ -123,6 +124,8 @@ def validation_peak_labels(params: dict, reads: list[dict]) -> pd.DataFrame:
 
 
 validation_peak.output_labels = validation_peak_labels
+validation_peak.emitted_metrics = lambda metric="dev_bleu", **_: {f"peak_{metric}", f"last_{metric}", f"{metric}_drop",
+                                                                  "peak_epoch", "epochs"}
 
 
 # -- Sec. 4.3.3: the trained W_o of PRU+ ---------------------------------------------------------
@@ -159,3 +162,6 @@ def feedforward_diagonal(runs: list, seed: int = 0) -> pd.DataFrame:
             rows.append({**labels, "parameter": name, "metric": "offdiagonal_mean_abs",
                          "value": float(off.sum()) / count if count else math.nan})
     return pd.DataFrame(rows)
+
+
+feedforward_diagonal.emitted_metrics = frozenset({"diagonal_mean", "offdiagonal_mean_abs"})

@@ -205,3 +205,4 @@ def weight_maps_labels(params: dict, reads: list[dict]) -> pd.DataFrame:
 
 
 weight_maps.output_labels = weight_maps_labels
+weight_maps.emitted_metrics = frozenset({"weight_norm", *CHECKS, "words"})

@@ -1,6 +1,7 @@
 """Recurrent cells, one module per family, all in the :data:`CELLS` registry.
 
-Importing this package registers every cell; ``build_cell(name, input, hidden, **params)``
+Importing this package imports every module of this folder, so a cell registers itself in
+its own file (``@CELLS.register("name")`` on its class) and a new file needs no other edit; ``build_cell(name, input, hidden, **params)``
 makes one by name and rejects unknown names or parameters with a message that lists the
 allowed ones. Variants registered as fixed parameters of a class (``functools.partial``)
 do not accept those parameters again.
@@ -10,9 +11,11 @@ from __future__ import annotations
 import functools
 import inspect
 
-from . import elstm, gru, lstm, srn, variants  # noqa: F401  (register the cells)
+from ..registry import import_all
 from .base import MemoryTerms, RecurrentCell, State, reference_loops
 from .registry import CELLS
+
+import_all(__name__, __path__)  # every module of this folder registers its cells
 
 __all__ = ["CELLS", "MemoryTerms", "RecurrentCell", "State", "build_cell", "cell_parameters",
            "reference_loops"]

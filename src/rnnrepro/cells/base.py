@@ -75,6 +75,9 @@ class RecurrentCell(nn.Module):
     hh_chunks: int = 1
     state_count: int = 1
     fast_loops: bool = True  # False: sequence() runs the reference loop (see reference_loops())
+    #: Whether the block weights of drnn eq. 5 flatten a stack of this cell into one cell of the
+    #: same kind (:func:`rnnrepro.layers.flatten_stack`); cells that support it set it to True.
+    can_flatten: bool = False
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  recurrent_bias: bool = True, *, recurrent_init: str = "uniform", device=None, dtype=None):

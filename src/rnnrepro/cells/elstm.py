@@ -5,7 +5,7 @@ import torch
 from torch import Tensor, nn
 
 from .lstm import LSTMCell
-from .registry import CELLS
+from .registry import CELLS, register_variant
 
 
 @CELLS.register("elstm")
@@ -74,3 +74,12 @@ class ELSTMCell(LSTMCell):
 
     def cell_bias(self) -> Tensor | None:
         return self.bias_c
+
+
+register_variant("elstm_ix", ELSTMCell, """ELSTM with I_t = X_t (elstm paper §5.2, Fig. 11):
+eqs. 24-25 with gates and content seeing only the input; gate order i, f, g, o, no weight_hh:
+
+    c_t = σ(W_f X_t) ⊙ c_{t-1} + s_{t_s} ⊙ σ(W_i X_t) ⊙ tanh(W_in X_t)
+    h_t = σ(W_o X_t) ⊙ tanh(c_t + b)
+
+Runs as one element-wise scan over precomputed gates.""", module=__name__, input_only=True)

@@ -14,7 +14,7 @@ from .lstm_loop import LSTMLoop
 from .products import input_projection
 from .registry import CELLS
 from .scan import linear_scan
-from .srn import SRNLoop
+from .srn_loop import SRNLoop
 
 CONTENTS = ("srnn", "input", "linear")
 
@@ -57,6 +57,7 @@ class LSTMCell(RecurrentCell):
     """
 
     state_count = 2
+    can_flatten = True  # drnn eq. 5, for the variants whose every chunk sees h_{t-1}
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  recurrent_bias: bool = True, *, content: str = "srnn", output_gate: bool = True,

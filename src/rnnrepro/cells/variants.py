@@ -1,38 +1,20 @@
-"""The papers' LSTM variants, registered as fixed parameters of :class:`LSTMCell` and
-:class:`ELSTMCell` (one class each, no copies). Each entry's docstring gives its equations."""
+"""The papers' LSTM variants, registered as fixed parameters of :class:`LSTMCell` (one class,
+no copies); ELSTM's variant is registered beside its class in :mod:`.elstm`. Each entry's
+docstring gives its equations."""
 from __future__ import annotations
 
-import functools
-
-from .elstm import ELSTMCell
 from .lstm import LSTMCell
-from .registry import CELLS
+from .registry import register_variant
 
 
-def register_variant(name: str, cell_class: type, doc: str, **fixed) -> functools.partial:
-    """Register ``cell_class`` with the keyword parameters ``fixed`` under ``name``."""
-    variant = functools.partial(cell_class, **fixed)
-    variant.__name__ = variant.__qualname__ = name  # type: ignore[attr-defined]
-    variant.__doc__ = doc
-    return CELLS.register(name, variant)
-
-
-register_variant("elstm_ix", ELSTMCell, """ELSTM with I_t = X_t (elstm paper §5.2, Fig. 11):
-eqs. 24-25 with gates and content seeing only the input; gate order i, f, g, o, no weight_hh:
-
-    c_t = σ(W_f X_t) ⊙ c_{t-1} + s_{t_s} ⊙ σ(W_i X_t) ⊙ tanh(W_in X_t)
-    h_t = σ(W_o X_t) ⊙ tanh(c_t + b)
-
-Runs as one element-wise scan over precomputed gates.""", input_only=True)
-
-register_variant("pru", LSTMCell, """Persistent recurrent unit (pru paper eq. 6): the content
+register_variant("pru", LSTMCell, module=__name__, doc="""Persistent recurrent unit (pru paper eq. 6): the content
 does not see h_{t-1}; the gates are the LSTM's (eq. 3 without peepholes). Gate order i, f, o, g;
 weight_hh holds i, f, o:
 
     c_t = f_t ⊙ c_{t-1} + i_t ⊙ tanh(W x_t + b)
     h_t = o_t ⊙ tanh(c_t)""", content="input")
 
-register_variant("pru_plus", LSTMCell, """PRU+ (pru paper eq. 7): PRU with a feed-forward layer
+register_variant("pru_plus", LSTMCell, module=__name__, doc="""PRU+ (pru paper eq. 7): PRU with a feed-forward layer
 after the output, W_o (``weight_ff``) initialised to the identity and b_o (``bias_ff``) to 0.
 Gate order i, f, o, g:
 
@@ -42,7 +24,7 @@ Gate order i, f, o, g:
 
 At initialisation h_t = tanh(o_t ⊙ tanh(c_t)).""", content="input", feed_forward=True)
 
-register_variant("lstm_plus", LSTMCell, """LSTM+ (pru paper Table 1): the LSTM with PRU+'s
+register_variant("lstm_plus", LSTMCell, module=__name__, doc="""LSTM+ (pru paper Table 1): the LSTM with PRU+'s
 feed-forward layer (eq. 7's last line), W_o initialised to the identity, b_o to 0. Gate order
 i, f, g, o:
 
@@ -50,14 +32,14 @@ i, f, g, o:
     ĥ_t = o_t ⊙ tanh(c_t)
     h_t = tanh(W_o ĥ_t + b_o)""", feed_forward=True)
 
-register_variant("lstm_minus_gates", LSTMCell, """LSTM−GATES (wsum paper §3.1, §3.3): the
+register_variant("lstm_minus_gates", LSTMCell, module=__name__, doc="""LSTM−GATES (wsum paper §3.1, §3.3): the
 memory cell and output layer ablated, leaving the content layer's S-RNN (wsum eq. 2):
 
     h_t = c̃_t = tanh(W_cx x_t + W_ch h_{t-1} + b_c)
 
 One chunk; state (h,). Equals the SRN with the same weights.""", gates=False)
 
-register_variant("lstm_minus_srnn", LSTMCell, """LSTM−S-RNN (wsum paper eq. 9): the content
+register_variant("lstm_minus_srnn", LSTMCell, module=__name__, doc="""LSTM−S-RNN (wsum paper eq. 9): the content
 layer is a linear function of the input (no h_{t-1}, no tanh, no bias). Gate order i, f, o, g;
 weight_hh holds i, f, o; bias_ih holds i, f, o:
 
@@ -67,7 +49,7 @@ weight_hh holds i, f, o; bias_ih holds i, f, o:
     o_t = σ(W_oh h_{t-1} + W_ox x_t + b_o)
     h_t = o_t ⊙ tanh(c_t)""", content="linear")
 
-register_variant("lstm_minus_srnn_out", LSTMCell, """LSTM−S-RNN−OUT (wsum paper eq. 10):
+register_variant("lstm_minus_srnn_out", LSTMCell, module=__name__, doc="""LSTM−S-RNN−OUT (wsum paper eq. 10):
 LSTM−S-RNN without the output gate. Gate order i, f, g; weight_hh holds i, f:
 
     c̃_t = W_cx x_t

@@ -1,4 +1,5 @@
-"""Macro models, each taking any registered cell, all in the :data:`MODELS` registry.
+"""Macro models, each taking any registered cell, all in the :data:`MODELS` registry (every
+module of this folder is imported and registers its models).
 
 A model is built as ``MODELS[name](io, cell, cell_params=..., **params)`` and called on a
 whole :class:`~rnnrepro.tasks.Batch`: ``model(batch)`` returns the predictions the task's
@@ -14,10 +15,11 @@ from __future__ import annotations
 
 from torch import nn
 
-from . import basic, char_word, dbrnn, delayed, parser, seq2seq, stacked, translation  # noqa: F401  (register the models)
-from . import torch_lstm  # noqa: F401  (basics study: the tutorial's nn.LSTM tagger)
+from ..registry import import_all
 from ..tasks.base import TaskIO
 from .registry import MODELS
+
+import_all(__name__, __path__)  # every module of this folder registers its models
 
 __all__ = ["MODELS", "build_model", "compatible"]
 

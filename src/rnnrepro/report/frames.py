@@ -57,25 +57,33 @@ def with_text_labels(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def load_table(path: str | Path, columns: Sequence[str] = ("artifact", "run", "metric", "value")) -> pd.DataFrame:
-    """A table written by the aggregation (labels as text); empty with ``columns`` if missing."""
+def existing(path: str | Path) -> Path:
+    """``path``, which must exist: a missing input is an error naming it, never an empty table."""
     path = Path(path)
-    if not path.exists():
-        return pd.DataFrame(columns=list(columns))
+    if not path.is_file():
+        raise FileNotFoundError(f"missing input {path}: the workflow declares it; run the rule that makes it")
+    return path
+
+
+def load_table(path: str | Path, columns: Sequence[str] = ("artifact", "run", "metric", "value")) -> pd.DataFrame:
+    """A table written by the aggregation or an analysis (labels as text); a file with no rows
+    gives an empty table with ``columns``, a missing file an error."""
     try:
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(existing(path))
     except pd.errors.EmptyDataError:
         return pd.DataFrame(columns=list(columns))
     return with_text_labels(frame)
 
 
-def load_published(published_dir: str | Path, study: str) -> pd.DataFrame:
-    """Every ``<study>_*.csv`` of ``published_dir`` in one table (labels as text)."""
-    files = sorted(Path(published_dir).glob(f"{study}_*.csv"))
+def load_published(files: Sequence[str | Path] | str | Path, study: str) -> pd.DataFrame:
+    """The published CSVs ``files`` of ``study`` in one table (labels as text); a folder stands
+    for its ``<study>_*.csv`` (tests and notebooks opened by hand; the workflow names the files)."""
     columns = ["study", "artifact", "source", "metric", "value", "note"]
+    if isinstance(files, (str, Path)):
+        files = sorted(Path(files).glob(f"{study}_*.csv"))
     if not files:
         return pd.DataFrame(columns=columns)
-    published = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    published = pd.concat([pd.read_csv(existing(f)) for f in files], ignore_index=True)
     published = with_text_labels(published)
     published["value"] = pd.to_numeric(published["value"])
     return published[published["study"] == study].reset_index(drop=True)

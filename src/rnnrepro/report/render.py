@@ -5,7 +5,9 @@ Command line::
     python -m rnnrepro.report reports/elstm.ipynb elstm.html -p scale=ci \
         [--params params.yaml] [--executed elstm.executed.ipynb] [--cwd REPO_ROOT]
 
-The parameters (a YAML mapping) are injected into the notebook's cell tagged ``parameters``.
+The parameters (a YAML mapping) are injected into the notebook's cell tagged ``parameters``,
+which must be exactly one code cell (checked before anything runs: papermill itself would only
+warn, and the notebook would run with its own defaults).
 The notebook runs in the ``python3`` kernel with the repository root as working directory, so
 the relative paths among its parameters resolve as in the workflow. Both outputs are written
 atomically: a failed execution leaves no HTML behind.
@@ -61,6 +63,33 @@ def kernel_can_import_package() -> Iterator[None]:
 KERNEL_STARTS = 3
 
 
+PARAMETERS_TAG = "parameters"
+
+
+def check_parameters_cell(notebook: str | Path) -> None:
+    """A ValueError naming ``notebook`` and what is wrong unless exactly one of its cells is tagged
+    ``parameters`` and that cell is a code cell: papermill injects the parameters after it, and
+    without it only warns, running the notebook with its own defaults."""
+    import nbformat
+
+    cells = nbformat.read(str(notebook), as_version=4).cells
+    tagged = [(index, cell.cell_type) for index, cell in enumerate(cells, 1)
+              if PARAMETERS_TAG in (cell.get("metadata", {}).get("tags") or [])]
+    if len(tagged) == 1 and tagged[0][1] == "code":
+        return
+    if not tagged:
+        problem = (f"no cell is tagged {PARAMETERS_TAG!r}, so the parameters would not reach it; tag the code "
+                   "cell that sets them (in Jupyter: View > Cell Toolbar > Tags)")
+    elif len(tagged) > 1:
+        problem = (f"{len(tagged)} cells are tagged {PARAMETERS_TAG!r} "
+                   f"({', '.join(f'cell {index} ({kind})' for index, kind in tagged)}); tag only the code cell "
+                   "that sets the parameters")
+    else:
+        problem = (f"the cell tagged {PARAMETERS_TAG!r} (cell {tagged[0][0]}) is a {tagged[0][1]} cell; tag the code "
+                   "cell that sets the parameters instead")
+    raise ValueError(f"notebook {notebook}: {problem}")
+
+
 def execute_notebook(
     notebook: str | Path, parameters: Mapping[str, Any], output: str | Path, cwd: str | Path
 ) -> None:
@@ -105,6 +134,7 @@ def render_report(
     ``cwd`` is the directory the notebook runs in (the repository root; default: the current
     directory). The executed notebook is kept at ``executed_path`` if given. Returns the HTML path.
     """
+    check_parameters_cell(notebook)
     html_path = Path(html_path)
     cwd = Path(cwd) if cwd is not None else Path.cwd()
     with tempfile.TemporaryDirectory(prefix="rnnrepro-report-") as tmpdir:

@@ -1,37 +1,69 @@
 """One study's report: what every notebook does, written once.
 
-A report notebook is its parameters cell, ``report = setup(study, scale, results)`` and one
-``report.section(artifact)`` per table or figure; paper-specific figures come from
-:mod:`rnnrepro.report.papers`. Everything a section says comes from the study's YAML (title,
-claims quoted with their checks, choices), the aggregated tables of our runs, the analyses and
-the published CSVs, so a title or a claim is written in one place only.
+A report notebook is its parameters cell (``study`` and ``inputs``), ``report = setup(study,
+inputs)`` and one ``report.section(artifact)`` per table or figure; paper-specific figures come
+from :mod:`rnnrepro.report.papers`. Everything a section shows comes from the files the workflow
+declares as the report's inputs (:class:`StudyInputs`): the study's plan (titles, claims with
+their checks, choices, the runs of every artifact and their labels), the aggregated tables of
+our runs, the analyses, the published CSVs and the verdicts the summary judged once. Nothing is
+read that is not declared, no path is rebuilt, and a missing input is an error naming its file.
 """
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from ..studies import Study, load_study, study_schema_of
+from ..studies import Study, study_from_plan
 from . import frames
-from .verdicts import ClaimResult, judge_claim
+from .verdicts import ClaimResult, Verdict, judge_claim
 
-STUDIES_DIR = Path("config/studies")
-SCHEMA_DIR = Path("workflow/schemas")
-PUBLISHED_DIR = Path("reports/published")
 MAX_DETAILS = 14  # verdict details shown per verdict before "… and N more"
+ANALYSIS_INPUT = "analysis_"  # prefix of the workflow's input name of an artifact's analysis table
 
 
-def find_root(start: Path | None = None) -> Path:
-    """The repository root: the first folder upwards holding ``config/studies``."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / STUDIES_DIR).is_dir():
-            return folder
-    raise FileNotFoundError(f"no {STUDIES_DIR} in {here} or above: run the report from the repository")
+@dataclass(frozen=True)
+class StudyInputs:
+    """The files a study's summary or report reads, as the workflow declares them."""
+
+    plan: str
+    table: str
+    curves: str
+    provenance: str
+    published: tuple[str, ...] = ()
+    analyses: Mapping[str, str] = field(default_factory=dict)  # artifact -> its analysis table
+    verdicts: str | None = None  # the summary's verdicts (the report reads them; the summary writes them)
+
+    @classmethod
+    def from_mapping(cls, named: Mapping[str, object]) -> "StudyInputs":
+        """From the workflow's named inputs (``snakemake.input``, or the report's ``inputs``
+        parameter): plan, table, curves, provenance, published (a list), verdicts, and one
+        ``analysis_<artifact>`` per analysis."""
+        def one(value):
+            return str(value[0]) if isinstance(value, (list, tuple)) else str(value)
+
+        published = named.get("published") or ()
+        return cls(plan=one(named["plan"]), table=one(named["table"]), curves=one(named["curves"]),
+                   provenance=one(named["provenance"]),
+                   published=tuple(str(p) for p in ([published] if isinstance(published, str) else published)),
+                   analyses={key[len(ANALYSIS_INPUT):]: one(value) for key, value in named.items()
+                             if key.startswith(ANALYSIS_INPUT)},
+                   verdicts=one(named["verdicts"]) if named.get("verdicts") else None)
+
+    def as_parameters(self) -> dict[str, object]:
+        """The same mapping as plain data (the report notebook's ``inputs`` parameter)."""
+        named = {"plan": self.plan, "table": self.table, "curves": self.curves, "provenance": self.provenance,
+                 "published": list(self.published),
+                 **{f"{ANALYSIS_INPUT}{artifact}": path for artifact, path in self.analyses.items()}}
+        return {**named, "verdicts": self.verdicts} if self.verdicts else named
+
+
+def read_plan(path: str | Path) -> Study:
+    """The study as the workflow planned it (``plans/<study>.json``)."""
+    return study_from_plan(json.loads(frames.existing(path).read_text(encoding="utf-8")))
 
 
 def display_markdown(text: str) -> None:
@@ -59,24 +91,30 @@ class StudyReport:
     """The data of one study's report and the sections built from it."""
 
     study: Study
-    results: Path  # results/<scale>
+    inputs: StudyInputs
     runs: pd.DataFrame
     curves: pd.DataFrame
     provenance: pd.DataFrame
     published_rows: pd.DataFrame
-    claims: list[ClaimResult] = field(default_factory=list)
+    verdicts: pd.DataFrame | None = None  # the summary's verdicts, one row per claim
+    claims: list[ClaimResult] = field(default_factory=list)  # verdicts shown so far
     shown: list[str] = field(default_factory=list)  # artifacts whose section was shown
 
     @classmethod
-    def load(cls, study: str, scale: str = "mini", results: str | Path = "results",
-             studies_dir: Path = STUDIES_DIR, published_dir: Path = PUBLISHED_DIR) -> "StudyReport":
-        spec = load_study(study, studies_dir, study_schema_of(SCHEMA_DIR), scale)
-        out = Path(results) / scale
-        tables = out / "tables" / study
-        return cls(study=spec, results=out, runs=frames.load_table(tables / "runs.csv"),
-                   curves=frames.load_table(tables / "curves.csv"),
-                   provenance=frames.load_table(tables / "provenance.csv", columns=("run",)),
-                   published_rows=frames.load_published(published_dir, study))
+    def load(cls, inputs: StudyInputs | Mapping[str, object]) -> "StudyReport":
+        """Read every declared input; a missing file is an error naming it."""
+        inputs = inputs if isinstance(inputs, StudyInputs) else StudyInputs.from_mapping(inputs)
+        study = read_plan(inputs.plan)
+        missing = sorted(set(study.analyses) - set(inputs.analyses))
+        if missing:
+            raise ValueError(f"the analyses of {', '.join(missing)} are not among the inputs of study {study.name}")
+        verdicts = None
+        if inputs.verdicts:
+            verdicts = pd.read_csv(frames.existing(inputs.verdicts), keep_default_na=False)
+        return cls(study=study, inputs=inputs, runs=frames.load_table(inputs.table),
+                   curves=frames.load_table(inputs.curves),
+                   provenance=frames.load_table(inputs.provenance, columns=("run",)),
+                   published_rows=frames.load_published(inputs.published, study.name), verdicts=verdicts)
 
     # -- data ----------------------------------------------------------------------------------
     @property
@@ -92,9 +130,8 @@ class StudyReport:
         return rows[rows["metric"] == metric] if metric and len(rows) else rows
 
     def analysis(self, artifact: str) -> pd.DataFrame:
-        """The analysis table of ``artifact`` (empty when it has not been computed)."""
-        path = self.results / "analyses" / self.study.name / f"{artifact}.csv"
-        return frames.load_table(path, columns=("metric", "value"))
+        """The analysis table of ``artifact``."""
+        return frames.load_table(self.inputs.analyses[artifact], columns=("metric", "value"))
 
     def ours(self, artifact: str) -> pd.DataFrame:
         """Our summary of ``artifact``: mean ± std over seeds, or its analysis table."""
@@ -125,11 +162,25 @@ class StudyReport:
         return "; ".join(f"{author}, {', '.join(found)}" if found != [""] else author for author, found in places.items())
 
     def judge(self, artifact: str) -> list[ClaimResult]:
-        """Every claim of ``artifact`` judged on the published numbers and on ours."""
+        """Every claim of ``artifact`` judged on the published numbers and on ours (the summary
+        does this once per claim; the report reads its verdicts). Rows of the user's own cells
+        (config extra_cells) are left out: a claim is about the paper's cells."""
         ours, published = self.ours(artifact), self.published(artifact)
+        if self.study.extra_cells and "cell" in ours:
+            ours = ours[~ours["cell"].isin(self.study.extra_cells)]
         pub_rows = frames.rows_of(self.published_rows, artifact)
         return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale)
                 for claim in self.study.artifacts[artifact].claims]
+
+    def judged(self, artifact: str) -> list[ClaimResult]:
+        """The summary's verdicts of ``artifact``'s claims, in the study's order."""
+        if self.verdicts is None:
+            raise ValueError(f"the report of {self.study.name} has no verdicts among its inputs")
+        rows = self.verdicts[(self.verdicts["artifact"] == artifact) & (self.verdicts["quote"] != "")]
+        return [ClaimResult(artifact, row["quote"], row["where"], row["reading"],
+                            Verdict.from_text(row["published"], row["published_details"]),
+                            Verdict.from_text(row["ours"], row["ours_details"]))
+                for row in rows.to_dict("records")]
 
     # -- text ----------------------------------------------------------------------------------
     def run_facts(self, artifact: str) -> str:
@@ -146,8 +197,11 @@ class StudyReport:
     def overview(self) -> None:
         """The report's opening: paper, scale and what it changes, runs, provenance, choices."""
         study = self.study
-        lines = [f"**{study.title}** (paper `{study.paper}`). Rendered for scale `{self.scale}` from "
-                 f"`{self.results}`: {self.runs['run'].nunique() if len(self.runs) else 0} runs of ours."]
+        lines = [f"**{study.title}** (paper `{study.paper}`). Rendered for scale `{self.scale}`: "
+                 f"{self.runs['run'].nunique() if len(self.runs) else 0} runs of ours."]
+        if study.extra_cells:
+            lines.append(f"**Cells of your own** beside the paper's: {', '.join(study.extra_cells)} (config "
+                         "`extra_cells`); the paper's claims are judged on the paper's cells only.")
         if study.scale_note:
             lines.append(f"**What this scale changes:** {study.scale_note}")
         display_markdown("\n\n".join(lines))
@@ -168,7 +222,7 @@ class StudyReport:
                 parts.append(f"{name} {', '.join(values)}")
         seconds = pd.to_numeric(made.get("wall_seconds"), errors="coerce").sum()
         text = (f"**Provenance** ({len(made)} runs): {'; '.join(parts)}; training wall time "
-                f"{seconds / 60:.1f} job-minutes in all (`{self.results}/tables/{self.study.name}/provenance.csv`).")
+                f"{seconds / 60:.1f} job-minutes in all (`{self.inputs.provenance}`).")
         if "cpu_seconds" in made:
             text += " **Cost** of the training jobs by macro model and cell, from Snakemake's benchmark files:"
         return text
@@ -218,11 +272,13 @@ class StudyReport:
             display_markdown(f"**Shown as published, not rerun:** {spec.spec['published_only']}")
         else:
             display_markdown(self.run_facts(artifact))
+        for cell, reason in spec.left_out.items():
+            display_markdown(f"*Your cell `{cell}` does not join this grid:* {reason}.")
         if comparison:
             self.show_comparison(artifact)
         if body is not None:
             body(self)
-        results = self.judge(artifact)
+        results = self.judged(artifact)
         self.claims += results
         if results:
             display_markdown("**The paper's claims, judged:**")
@@ -265,13 +321,19 @@ class StudyReport:
         display_table(self.summary())
 
 
-def setup(study: str, scale: str = "mini", results: str | Path = "results") -> StudyReport:
-    """Load a study's report data from the repository root and show its overview.
+def setup(study: str, inputs: Mapping[str, object] | None) -> StudyReport:
+    """Load a study's report data from its declared inputs and show its overview.
 
-    Works from papermill (the workflow runs it at the root) and from a notebook opened by hand
-    in ``reports/`` (it moves to the root first).
+    ``inputs`` is what the workflow passes (the report's inputs, by name). A template notebook
+    opened by hand has none: open the executed notebook the workflow keeps beside the report
+    (``results/<scale>/reports/<study>.ipynb``), whose parameters name its inputs.
     """
-    os.chdir(find_root())
-    report = StudyReport.load(study, scale, results)
+    if inputs is None:
+        raise ValueError(f"no inputs for the report of {study}: run it through the workflow "
+                         f"(snakemake ... all), or open the executed notebook results/<scale>/reports/{study}.ipynb, "
+                         "whose parameters name its inputs")
+    report = StudyReport.load(inputs)
+    if report.study.name != study:
+        raise ValueError(f"the notebook of study {study} was given the plan of study {report.study.name}")
     report.overview()
     return report

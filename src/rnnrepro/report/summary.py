@@ -1,11 +1,13 @@
 """What a reader and DVC look at first: every claim's verdicts, one headline number per artifact,
 plot-ready tables, and one index page over every study.
 
-Per study (:func:`write_study_summary`, the workflow's ``summarise`` rule):
+Per study (:func:`write_study_summary`, the workflow's ``summarise`` rule, the one place a
+claim is judged):
 
 * ``verdicts/<study>.csv``: one row per claim: artifact, title, where, the quote, how it is
-  checked, its verdict on the published numbers and on ours, and why an artifact has no
-  numbers of ours (not run at this scale, shown as published only);
+  checked, its verdict on the published numbers and on ours with the numbers behind each
+  (``published_details``, ``ours_details``, one per line), and why an artifact has no numbers
+  of ours (not run at this scale, shown as published only); the report and the index read it;
 * ``verdicts/<study>.json``: per artifact its headline (the first metric it shows, averaged over
   its runs) and how many claims hold on ours and on the published numbers;
 * ``plots/<study>.csv``: per run and artifact the headline metric (``series``, ``value``), and
@@ -27,7 +29,7 @@ import pandas as pd
 from ..atomic import atomic_path
 from . import frames
 from .formatting import format_value
-from .study import StudyReport
+from .study import StudyInputs, StudyReport
 
 STATUS_CLASS = {"holds": "holds", "does not hold": "fails", "cannot be judged": "open"}
 
@@ -57,11 +59,13 @@ def study_summary(report: StudyReport) -> tuple[pd.DataFrame, dict, pd.DataFrame
             claims.append({"study": report.study.name, "artifact": name, "title": artifact.title,
                            "where": result.where, "quote": result.quote, "reading": result.reading,
                            "published": result.published.status, "ours": result.ours.status,
+                           "published_details": "\n".join(result.published.details),
+                           "ours_details": "\n".join(result.ours.details),
                            "scale": report.scale, "no_numbers": reason})
         if not results:
             claims.append({"study": report.study.name, "artifact": name, "title": artifact.title, "where": "",
-                           "quote": "", "reading": "", "published": "", "ours": "", "scale": report.scale,
-                           "no_numbers": reason})
+                           "quote": "", "reading": "", "published": "", "ours": "", "published_details": "",
+                           "ours_details": "", "scale": report.scale, "no_numbers": reason})
         entry = {"claims": len(results),
                  "hold_ours": sum(r.ours.holds is True for r in results),
                  "hold_published": sum(r.published.holds is True for r in results)}
@@ -86,10 +90,11 @@ def study_summary(report: StudyReport) -> tuple[pd.DataFrame, dict, pd.DataFrame
             pd.DataFrame(curves, columns=["series", "step", "metric", "value"]))
 
 
-def write_study_summary(study: str, scale: str, results: str | Path, claims_csv: str | Path, metrics_json: str | Path,
+def write_study_summary(inputs: StudyInputs, claims_csv: str | Path, metrics_json: str | Path,
                         plot_csv: str | Path, curves_csv: str | Path) -> None:
-    """Judge every claim of ``study`` and write its verdicts, headline metrics and plot tables."""
-    report = StudyReport.load(study, scale, results)
+    """Judge every claim of the study of ``inputs`` and write its verdicts, headline metrics and
+    plot tables."""
+    report = StudyReport.load(inputs)
     claims, metrics, finals, curves = study_summary(report)
     for frame, path in ((claims, claims_csv), (finals, plot_csv), (curves, curves_csv)):
         with atomic_path(path) as tmp:

@@ -64,6 +64,12 @@ class Verdict:
         line = f"**{self.status}**"
         return line + (" — " + "; ".join(self.details) if self.details else "")
 
+    @classmethod
+    def from_text(cls, status: str, details: str) -> "Verdict":
+        """A verdict read back from the summary's table (``status``; ``details`` one per line)."""
+        holds = {text: value for value, text in STATUS.items()}[status]
+        return cls(holds, [line for line in details.split("\n") if line])
+
 
 @dataclass
 class Context:

@@ -37,6 +37,7 @@ class AddingProblem(Task):
     """Regression of the sum of two marked numbers from the last state of the network."""
 
     dev_metric = "dev_mse"
+    split_metrics = ("mse",)
     io = TaskIO(output_size=1, level="sequence", input_features=2)
 
     def __init__(self, data=None, T: int = 100, train_size: int = 10000, dev_size: int = 1000,

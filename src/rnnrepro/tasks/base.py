@@ -17,16 +17,23 @@ larger dev metric is better: :meth:`Task.dev_goal_of` gives ``"max"`` or ``"min"
 task's ``dev_goal`` when it sets one (next to its ``dev_metric``), else from the metric's
 name (:data:`METRIC_GOALS`: accuracy, BLEU, UAS, LAS higher is better; MSE, NLL,
 perplexity, loss lower).
+
+Declared metrics. :meth:`Task.emitted_metrics` names every metric ``evaluate`` writes for the
+dev and test splits of a task built with given parameters (``<split>_<name>`` for each name of
+the task's ``split_metrics``; a task whose metrics depend on its parameters overrides it), so a
+study naming a metric no run emits is an error when the workflow is parsed.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Literal, Union
+from typing import Any, ClassVar, Iterator, Literal, Union
 
 import torch
 from torch import Tensor, nn
 
 IGNORE_INDEX = -100  # target value of padding positions in token-level tasks
+EVALUATED_SPLITS = ("dev", "test")  # the splits a finished run is evaluated on (rnnrepro.train)
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,24 @@ class Task:
     #: whether consecutive batches continue one another, the model's state being carried
     #: from each to the next (see the module docstring)
     stateful: bool = False
+    #: what ``evaluate`` writes for every split, without the ``<split>_`` prefix (empty: the
+    #: dev metric's name alone); see :meth:`emitted_metrics`
+    split_metrics: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def emitted_metrics(cls, **params) -> set[str]:
+        """The metrics ``evaluate`` writes on the dev and test splits of this task built with
+        ``params`` (its constructor's keyword parameters): ``<split>_<name>`` for every name
+        of :attr:`split_metrics`."""
+        names = cls.split_metrics or (cls.dev_metric.removeprefix("dev_"),)
+        return {f"{split}_{name}" for split in EVALUATED_SPLITS for name in names}
+
+    @classmethod
+    def with_defaults(cls, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` over the defaults of the constructor's keyword parameters."""
+        defaults = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+                    if p.default is not inspect.Parameter.empty}
+        return {**defaults, **params}
 
     @classmethod
     def dev_goal_of(cls) -> Literal["min", "max"]:

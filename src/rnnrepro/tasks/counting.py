@@ -97,6 +97,16 @@ class RecogniseAnBn(Task):
     dev_metric = "dev_accuracy"
     io = TaskIO(output_size=2, level="sequence", input_features=2)
 
+    @classmethod
+    def emitted_metrics(cls, **params) -> set[str]:
+        """``dev_accuracy``; on test, the accuracies over all n and over the n seen in training,
+        how far it recognises, and the accuracy over unseen n when there are any."""
+        params = cls.with_defaults(params)
+        test = {"test_accuracy", "test_accuracy_seen", "test_recognised_up_to"}
+        if params["max_test_n"] > params["max_train_n"]:
+            test.add("test_accuracy_unseen")
+        return {"dev_accuracy", *test}
+
     def __init__(self, data=None, max_train_n: int = 10, max_test_n: int = 50, max_offset: int = 3,
                  train_size: int = 2000, dev_size: int = 500, data_seed: int = 0):
         if not 1 <= max_train_n <= max_test_n:

@@ -79,6 +79,7 @@ from torch import Tensor, nn
 
 from ..data.prepared import END_OF_LINE, load_prepared
 from .base import (
+    EVALUATED_SPLITS,
     IGNORE_INDEX,
     Batch,
     Task,
@@ -129,6 +130,14 @@ class LanguageModel(Task):
 
     dev_metric = "dev_perplexity"
     dev_goal = "min"
+    split_metrics = ("nll", "perplexity")
+
+    @classmethod
+    def emitted_metrics(cls, **params) -> set[str]:
+        """``<split>_nll`` and ``<split>_perplexity``, and in sentence mode ``<split>_sentence_nll``."""
+        extra = {f"{split}_sentence_nll" for split in EVALUATED_SPLITS} \
+            if cls.with_defaults(params)["mode"] == "sentence" else set()
+        return super().emitted_metrics(**params) | extra
 
     def __init__(self, data: str | Path, corpus: Literal["ptb_word", "ptb_char", "wikitext2"] = "ptb_word",
                  mode: Literal["stream", "sentence"] = "stream", bptt: int = 35, context: int = 0,

@@ -75,6 +75,7 @@ class TreebankParsing(Task):
     gold sentences for scoring, and UAS/LAS from predicted heads and relations."""
 
     dev_metric = "dev_las"
+    split_metrics = ("uas", "las")
     #: score through written CoNLL-U files (see the module docstring)
     conllu_files: bool = False
 

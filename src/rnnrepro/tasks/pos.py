@@ -49,6 +49,7 @@ class POSTagging(Task):
     """UPOS tagging; the vocabulary is built from the (possibly truncated) training split."""
 
     dev_metric = "dev_accuracy"
+    split_metrics = ("accuracy",)
 
     def __init__(self, data: str | Path, treebank: str = "ud_en_ewt_v2.0",
                  input_column: Literal["form", "lemma"] = "lemma",

@@ -42,6 +42,7 @@ class Presence(Task):
 
     dev_metric = "dev_loss"
     dev_goal = "min"
+    split_metrics = ("loss", "accuracy")
     io = TaskIO(output_size=2, level="sequence", input_vocab=3)
 
     def __init__(self, data=None, T: int = 10):

@@ -61,6 +61,7 @@ class SequenceReversal(Task):
     """Output the input sequence in reverse order while reading it (drnn Sec. 4.1)."""
 
     dev_metric = "dev_accuracy"
+    split_metrics = ("accuracy",)
 
     def __init__(self, data=None, T: int = 20, V: int = 4, train_size: int = 10000, dev_size: int = 2000,
                  test_size: int = 2000, data_seed: int = 0):

@@ -63,6 +63,7 @@ class SineFilter(Task):
     """Regression of y_t = sin(γ Σ w x) at every step, one real input per step (drnn Sec. 4.2)."""
 
     dev_metric = "dev_mse"
+    split_metrics = ("mse",)
     io = TaskIO(output_size=1, level="token", input_features=1)
 
     def __init__(self, data=None, gamma: float = 1.0, acausality: int = 0, taps: int = 20, T: int = 50,

@@ -64,7 +64,7 @@ import torch
 from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
-from .base import Batch, Task, TaskIO, pad_time_major, shuffled_buckets
+from .base import EVALUATED_SPLITS, Batch, Task, TaskIO, pad_time_major, shuffled_buckets
 from .pos import Vocabulary
 from .registry import TASKS
 
@@ -136,6 +136,18 @@ class Translation(Task):
     """Multi30k En-De or De-En with an attention encoder-decoder; BLEU by sacrebleu."""
 
     dev_metric = "dev_bleu"
+    split_metrics = ("bleu",)
+
+    @classmethod
+    def emitted_metrics(cls, **params) -> set[str]:
+        """``<split>_bleu``; with ``beam_size`` > 1 also ``<split>_bleu_greedy``; with
+        ``length_buckets``, ``<split>_bleu_<bucket>`` per bucket (a bucket that holds no sentence
+        of a split has none)."""
+        params = cls.with_defaults(params)
+        names = ["bleu"] + ["bleu_greedy"] * (params["beam_size"] > 1)
+        if params["length_buckets"]:
+            names += [f"bleu_{name}" for name, _, _ in bucket_names(sorted(params["length_buckets"]))]
+        return {f"{split}_{name}" for split in EVALUATED_SPLITS for name in names}
 
     def __init__(self, data: str | Path, direction: Literal["en-de", "de-en"] = "en-de",
                  min_count: int = 1, max_train_pairs: int | None = None, max_eval_pairs: int | None = None,
