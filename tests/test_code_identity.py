@@ -1,16 +1,10 @@
 """A run depends on the code it runs: its cell's, model's and task's modules (and what they
-import) and the shared training loop, and on nothing else."""
+import) and the shared training loop, and on nothing else (what Snakemake then reruns is tested
+in a copy of the project in tests/test_plugin.py)."""
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-
-import pytest
-from conftest import BIN
 
 from rnnrepro import code_identity
 from rnnrepro.code_identity import code_files, run_code_identity, run_modules
@@ -76,38 +70,3 @@ def test_dvc_train_stage_depends_on_every_folder_of_run_code(repo):
     reached = {p.relative_to(code_identity.PACKAGE).as_posix() for p in code_files(modules)}
     outside = {f for f in reached if f != "__init__.py" and f.split("/")[0] not in TRAINING_CODE}
     assert not outside, outside
-
-
-def snakemake(project: Path, *args: str) -> str:
-    """Snakemake in ``project`` with the copy's own package (its src/ first on the path), so that
-    an edit of the copy's code is what the workflow sees."""
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src")}
-    result = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/local", *args,
-                             "--config", "extra_cells=[gru]"], cwd=project, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return result.stdout + result.stderr
-
-
-def planned_cells(project: Path) -> set[str]:
-    """The cells of the training runs ``snakemake -n runs`` plans."""
-    return set(re.findall(r"runs/task~\w+/model~\w+/cell~(\w+)/cfg~\w+/seed~\d+/metrics.json", snakemake(project, "-n", "runs")))
-
-
-@pytest.mark.slow
-def test_snakemake_reruns_the_runs_of_a_changed_cell_and_none_for_a_new_file(make_project):
-    """In a copy whose pru study ran at ci: a new cell file plans no training; an edit of gru's
-    file plans exactly the gru runs; an edit of the PRU variants' file exactly theirs."""
-    project = make_project(scale="ci", studies=["pru"])
-    src = project / "src" / "rnnrepro"
-    snakemake(project, "runs")
-    assert planned_cells(project) == set()
-    (src / "cells" / "toy_cell.py").write_text('"""A cell file of one\'s own."""\nimport torch\n')
-    (src / "tasks" / "toy_task.py").write_text('"""A task file of one\'s own."""\n')
-    assert planned_cells(project) == set()
-    gru = src / "cells" / "gru.py"
-    gru.write_text(gru.read_text() + "\n# an edit\n")
-    assert planned_cells(project) == {"gru"}
-    gru.write_text(gru.read_text().removesuffix("\n# an edit\n"))
-    variants = src / "cells" / "variants.py"
-    variants.write_text(variants.read_text() + "\n# an edit\n")
-    assert planned_cells(project) == {"pru", "pru_plus", "lstm_plus"}

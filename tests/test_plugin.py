@@ -4,6 +4,7 @@ one's own (one file) joins the grids of the real studies and shows in their repo
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -29,21 +30,47 @@ def test_a_sixth_study_plugs_in_with_three_files(make_project):
     assert 'href="toy.html#fig1"' in index and 'href="toy.html#fig1_view"' in index
 
 
+def snakemake_in(project, *args: str) -> str:
+    """Snakemake in a copy of the project with the copy's own package (its src/ first on the path,
+    so that the cell file written there, and any edit of the copy's code, is what runs)."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src")}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/local", *args,
+                             "--config", "extra_cells=[mgu]"], cwd=project, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    return result.stdout + result.stderr
+
+
+def planned_cells(project) -> set[str]:
+    """The cells of the training runs ``snakemake -n`` plans."""
+    planned = snakemake_in(project, "-n", "runs")
+    return set(re.findall(r"runs/task~\w+/model~\w+/cell~(\w+)/cfg~\w+/seed~\d+/metrics.json", planned))
+
+
 def test_a_cell_of_ones_own_goes_through_two_studies(make_project):
     """One file, cells/mgu.py, and ``extra_cells=[mgu]``: the cell trains in every grid of pru and
     basics that varies the cell, beside the paper's cells, and appears in both reports, while the
-    papers' claims are judged on the papers' cells only."""
+    papers' claims are judged on the papers' cells only. Then a run depends on the code it runs:
+    a new file retrains nothing, an edit of a cell's file retrains that file's cells only."""
     project = make_project(scale="ci", studies=["pru", "basics"])
     write_toy_cell(project)
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src")}
-    result = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/local", "all",
-                             "--config", "extra_cells=[mgu]"], cwd=project, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    snakemake_in(project, "all")
     trained = sorted(p.parent.relative_to(project / "results/ci/runs").as_posix()
                      for p in (project / "results/ci/runs").glob("*/*/cell~mgu/*/*/model.pt"))
-    assert len(trained) == 7, trained  # pru: fig2, fig3, table1, table2, fig4; basics: vanishing, clipping
+    assert len(trained) == 7, trained  # pru: fig2, fig3, table1, table2, fig4; basics: 2 grids of SRN/LSTM/GRU
     for study in ("pru", "basics"):
         html = (project / f"results/ci/reports/{study}.html").read_text()
         assert "Cells of your own</strong> beside the paper" in html and ">mgu<" in html, study
     verdicts = (project / "results/ci/verdicts/pru.csv").read_text()
     assert "mgu" not in verdicts  # no claim is judged on it
+
+    src = project / "src" / "rnnrepro"
+    assert planned_cells(project) == set()
+    (src / "cells" / "another_cell.py").write_text('"""A cell file of one\'s own, registering nothing yet."""\n')
+    (src / "tasks" / "another_task.py").write_text('"""A task file of one\'s own."""\n')
+    assert planned_cells(project) == set()
+    for edited, cells in (("gru.py", {"gru"}), ("variants.py", {"pru", "pru_plus", "lstm_plus"}), ("mgu.py", {"mgu"})):
+        path = src / "cells" / edited
+        original = path.read_text()
+        path.write_text(original + "\n# an edit\n")
+        assert planned_cells(project) == cells, edited
+        path.write_text(original)

@@ -256,6 +256,8 @@ class Resumed:
 
 def save_checkpoint(path: Path, key: dict, model: nn.Module, optimizer, progress: Progress,
                     carried: Any = None, best_model: dict[str, torch.Tensor] | None = None) -> None:
+    """Write the resume state to ``path`` atomically; a full disk raises :class:`atomic.DiskFullError`
+    naming it, and the previous checkpoint stays intact, so the run resumes once there is space."""
     payload = {"format": 3, "key": key, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
                "rng": rng_state(), "progress": dataclasses.asdict(progress),
                "carried_state": carried, "best_model": best_model}
