@@ -196,7 +196,10 @@ def test_report_on_fake_results_as_the_paper_describes_them(tmp_path):
     for artifact in ("theorem1", "fig3", "fig4", "table1"):
         results = report.judge(artifact)
         assert len(results) == len(study.artifacts[artifact].claims)
-        assert all(r.ours.holds is True for r in results), [(r.quote[:40], r.ours.details[:3]) for r in results]
+        # one seed (or two data seeds) at mini: a difference within the noise is inconclusive, never a failure
+        assert all(r.ours.holds is True or r.ours.status == "inconclusive at this scale" for r in results), \
+            [(r.quote[:40], r.ours.status, r.ours.details[:3]) for r in results]
+        assert artifact != "theorem1" or all(r.ours.holds is True for r in results)  # a computation is exact
     summary = drnn.reversal_summary(report)
     assert set(summary["network"]) == {"LSTM", "Bi-LSTM", *(f"d-LSTM d={d}" for d in range(1, 11))}
     sine = drnn.sine_summary(report)
@@ -212,4 +215,4 @@ def test_a_leaking_d_lstm_fails_the_bound_in_the_report(tmp_path):
 
     study = fake_study(tmp_path / "results", "drnn", "mini", leak)
     results = StudyReport.load(fake_inputs(tmp_path / "results", study, judged=False)).judge("fig3")
-    assert [r.ours.holds for r in results] == [True, False, False]
+    assert [r.ours.status for r in results] == ["inconclusive at this scale", "does not hold", "does not hold"]

@@ -258,3 +258,59 @@ def test_the_report_shows_the_verdicts_the_summary_judged(tmp_path):
     html = tmp_path / "pru.html"
     render_report(REPO / "reports" / "pru.ipynb", {"study": "pru", "inputs": inputs.as_parameters()}, html, cwd=REPO)
     assert html.read_text(encoding="utf-8").count("a detail only the summary wrote") == (verdicts["quote"] != "").sum()
+
+
+# ----------------------------------------------------------------------------- evidence on ours
+def two_cells(better: float, worse: float, std: float, n: int) -> pd.DataFrame:
+    return pd.DataFrame([{"cell": "pru", "metric": "test_mse", "mean": better, "std": std, "n": n},
+                         {"cell": "lstm", "metric": "test_mse", "mean": worse, "std": std, "n": n}])
+
+
+@pytest.mark.parametrize("better, worse, std, n, on_ours", [
+    (0.10, 0.20, 0.01, 5, "holds"),                      # 0.1 apart, t·se = 2.78·0.0063: far beyond the noise
+    (0.20, 0.10, 0.01, 5, "does not hold"),              # worse, beyond the noise
+    (0.10, 0.11, 0.05, 5, "inconclusive at this scale"),  # better on the means, within the noise
+    (0.10, 0.20, float("nan"), 1, "inconclusive at this scale"),  # one seed: no spread
+])
+def test_a_verdict_on_ours_weighs_the_difference_against_the_seed_spread(better, worse, std, n, on_ours):
+    check = build_check({"kind": "compare", "metric": "test_mse", "better": {"cell": "pru"}, "than": {"cell": "lstm"}})
+    frame = two_cells(better, worse, std, n)
+    assert check.judge(frame, Context(scale="mini")).status == on_ours
+    published = check.judge(frame, Context())  # the paper's numbers as printed: the means decide
+    assert published.status == ("holds" if better < worse else "does not hold")
+
+
+def test_each_kind_weighs_the_noise_and_can_still_fail_on_ours():
+    """Beyond the noise each kind decides on ours (and fails on a counter-example); within it, it is
+    inconclusive, where the published numbers would decide."""
+    wide, narrow = 0.05, 0.001
+    cases = {
+        "threshold": ({"kind": "threshold", "metric": "test_mse", "below": 0.15}, lambda s: two_cells(0.10, 0.20, s, 5)),
+        "best": ({"kind": "best", "metric": "test_mse", "best": {"cell": "pru"}}, lambda s: two_cells(0.10, 0.11, s, 5)),
+        "within": ({"kind": "within", "metric": "test_mse", "a": {"cell": "pru"}, "b": {"cell": "lstm"},
+                    "tolerance": 0.02}, lambda s: two_cells(0.10, 0.105, s, 5)),
+        "trend": ({"kind": "trend", "metric": "test_mse", "along": "T", "strict": True},
+                  lambda s: pd.DataFrame([{"T": t, "metric": "test_mse", "mean": m, "std": s, "n": 5}
+                                          for t, m in ((10, 0.10), (20, 0.11))])),
+    }
+    for kind, (spec, frame_of) in cases.items():
+        check = build_check(spec)
+        if kind != "threshold":  # the threshold case: pru below 0.15, lstm above it, both far from it
+            assert check.judge(frame_of(narrow), Context(scale="mini")).holds is True, kind
+            assert check.judge(frame_of(wide), Context(scale="mini")).status == "inconclusive at this scale", kind
+        else:
+            assert check.judge(frame_of(narrow), Context(scale="mini")).holds is False, kind
+        labels = {"T": ["10", "20"]} if kind == "trend" else {"cell": ["pru", "lstm"]}
+        neutral = check.neutral(pd.DataFrame(labels))
+        assert check.judge(check.counterexample(neutral, Context(scale="mini")), Context(scale="mini")).holds is False, kind
+
+
+def test_a_claim_the_scale_cannot_judge_says_which_scale_it_needs():
+    from rnnrepro.report.verdicts import judge_claim
+
+    claim = {"quote": "q", "where": "w", "needs_scale": "paper",
+             "check": {"kind": "compare", "metric": "test_mse", "better": {"cell": "pru"}, "than": {"cell": "lstm"}}}
+    frame = two_cells(0.2, 0.1, 0.01, 5)  # it would fail
+    result = judge_claim(claim, "fig2", frame, frame, pd.DataFrame(), "mini")
+    assert result.ours.status == "needs the paper scale" and result.published.status == "does not hold"
+    assert judge_claim(claim, "fig2", frame, frame, pd.DataFrame(), "paper").ours.status == "does not hold"

@@ -140,7 +140,10 @@ class StudyReport:
             if {"metric", "value"} <= set(table.columns) and len(table):
                 table = table.assign(value=pd.to_numeric(table["value"], errors="coerce"))
                 labels = frames.label_columns(table)
-                return table[[*labels, "metric"]].assign(mean=table["value"], std=float("nan"), n=float("nan"))
+                # an analysis computes its values once: exact (n = inf), unless its table gives a spread
+                return table[[*labels, "metric"]].assign(
+                    mean=table["value"], std=pd.to_numeric(table["std"]) if "std" in table else 0.0,
+                    n=pd.to_numeric(table["n"]) if "n" in table else float("inf"))
             return pd.DataFrame(columns=["metric", "mean", "std", "n"])
         rows = self.rows(artifact)
         repeats = [label for label in self.study.artifacts[artifact].spec.get("repeats") or [] if label in rows]
@@ -179,7 +182,8 @@ class StudyReport:
         rows = self.verdicts[(self.verdicts["artifact"] == artifact) & (self.verdicts["quote"] != "")]
         return [ClaimResult(artifact, row["quote"], row["where"], row["reading"],
                             Verdict.from_text(row["published"], row["published_details"]),
-                            Verdict.from_text(row["ours"], row["ours_details"]))
+                            Verdict.from_text(row["ours"], row["ours_details"]), row.get("basis", ""),
+                            row.get("note", ""))
                 for row in rows.to_dict("records")]
 
     # -- text ----------------------------------------------------------------------------------
@@ -253,12 +257,16 @@ class StudyReport:
         lines = [f"> “{result.quote}” ({result.where})"]
         if result.reading:
             lines.append(f"\n*Checked as:* {result.reading}")
+        if result.basis:
+            lines.append(f"\n*Tolerances from:* {result.basis}")
         source = self.sources(result.artifact)
         lines.append(f"\n- **On the published numbers**{f' ({source})' if source else ''}: "
                      f"**{result.published.status}**" + (f" — {shorten(result.published.details)}"
                                                           if result.published.details else ""))
         lines.append(f"- **On ours** (scale `{self.scale}`): **{result.ours.status}**"
-                     + (f" at this scale — {shorten(result.ours.details)}" if result.ours.details else ""))
+                     + (f" — {shorten(result.ours.details)}" if result.ours.details else ""))
+        if result.note:
+            lines.append(f"\n*Note:* {result.note}")
         return "\n".join(lines)
 
     # -- sections ------------------------------------------------------------------------------

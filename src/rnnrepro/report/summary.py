@@ -30,8 +30,10 @@ from ..atomic import atomic_path
 from . import frames
 from .formatting import format_value
 from .study import StudyInputs, StudyReport
+from .verdicts import INCONCLUSIVE, NOISE_TEST
 
-STATUS_CLASS = {"holds": "holds", "does not hold": "fails", "cannot be judged": "open"}
+STATUS_CLASS = {"holds": "holds", "does not hold": "fails", INCONCLUSIVE: "unsure"}
+BOOKKEEPING = ("claims", "hold_ours", "fail_ours", "inconclusive_ours", "hold_published")
 
 
 def series_name(artifact: str, row: pd.Series, labels: Iterable[str]) -> str:
@@ -59,15 +61,19 @@ def study_summary(report: StudyReport) -> tuple[pd.DataFrame, dict, pd.DataFrame
             claims.append({"study": report.study.name, "artifact": name, "title": artifact.title,
                            "where": result.where, "quote": result.quote, "reading": result.reading,
                            "published": result.published.status, "ours": result.ours.status,
+                           "basis": result.basis, "note": result.note,
                            "published_details": "\n".join(result.published.details),
                            "ours_details": "\n".join(result.ours.details),
                            "scale": report.scale, "no_numbers": reason})
         if not results:
             claims.append({"study": report.study.name, "artifact": name, "title": artifact.title, "where": "",
-                           "quote": "", "reading": "", "published": "", "ours": "", "published_details": "",
+                           "quote": "", "reading": "", "basis": "", "note": "", "published": "", "ours": "",
+                           "published_details": "",
                            "ours_details": "", "scale": report.scale, "no_numbers": reason})
         entry = {"claims": len(results),
                  "hold_ours": sum(r.ours.holds is True for r in results),
+                 "fail_ours": sum(r.ours.holds is False for r in results),
+                 "inconclusive_ours": sum(r.ours.status == INCONCLUSIVE for r in results),
                  "hold_published": sum(r.published.holds is True for r in results)}
         ours = report.ours(name)
         shown = (artifact.spec.get("show") or {}).get("metrics") or frames.shown_metrics(ours, report.published(name))
@@ -124,17 +130,28 @@ def index_html(claims: pd.DataFrame, metrics: dict, scale: str) -> str:
     """One table per study: artifact (linked to its section), claim, verdicts, headline."""
     counts = claims[claims["quote"] != ""]
     total = len(counts)
+
+    def tally(column: str) -> str:
+        found = counts[column].value_counts()
+        order = ["holds", "does not hold", INCONCLUSIVE]
+        shown = [f"{int(found[s])} {s}" for s in order if s in found]
+        shown += [f"{int(n)} {s}" for s, n in found.items() if s not in order]
+        return ", ".join(shown) or "none"
+
     lines = [f"<p>Scale <code>{html.escape(scale)}</code>. {total} claims of the papers, each quoted and judged "
-             f"on the published numbers and on ours: {int((counts['ours'] == 'holds').sum())} hold on ours, "
-             f"{int((counts['published'] == 'holds').sum())} on the published numbers. "
-             "Follow an artifact to its section of the study's report for the numbers behind each verdict.</p>"]
+             f"on the published numbers (as printed) and on ours, where a difference counts only beyond the "
+             f"noise of our runs ({html.escape(NOISE_TEST)}): a verdict within that noise, or resting on one seed, "
+             f"is <em>inconclusive at this scale</em>, which says nothing against the paper.</p>",
+             f"<p><strong>On ours ({html.escape(scale)}):</strong> {html.escape(tally('ours'))}.<br>"
+             f"<strong>On the published numbers:</strong> {html.escape(tally('published'))}.</p>",
+             "<p>Follow an artifact to its section of the study's report for the numbers behind each verdict.</p>"]
     for study, rows in claims.groupby("study", sort=False):
         lines.append(f'<h2><a href="{html.escape(study)}.html">{html.escape(study)}</a></h2>')
         lines.append("<table><tr><th>artifact</th><th>claim (where)</th><th>published</th>"
                      f"<th>ours ({html.escape(scale)})</th><th>headline (ours)</th></tr>")
         for rec in rows.to_dict("records"):
             entry = metrics.get(study, {}).get(rec["artifact"], {})
-            headline = next(((k, v) for k, v in entry.items() if k not in ("claims", "hold_ours", "hold_published")), None)
+            headline = next(((k, v) for k, v in entry.items() if k not in BOOKKEEPING), None)
             shown = f"{headline[0]} = {format_value(headline[1], headline[0])}" if headline else rec["no_numbers"]
             link = f'<a href="{html.escape(study)}.html#{html.escape(rec["artifact"])}">{html.escape(rec["artifact"])}</a>'
             claim = (f"“{html.escape(rec['quote'])}” ({html.escape(rec['where'])})" if rec["quote"]
@@ -144,7 +161,7 @@ def index_html(claims: pd.DataFrame, metrics: dict, scale: str) -> str:
         lines.append("</table>")
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;} table{border-collapse:collapse;width:100%;}"
              "td,th{border-bottom:1px solid #ddd;padding:4px 6px;vertical-align:top;font-size:90%;text-align:left;}"
-             ".holds{background:#e3f4e3;} .fails{background:#f8e0e0;} .open{background:#f4f1e3;}")
+             ".holds{background:#e3f4e3;} .fails{background:#f8e0e0;} .unsure{background:#e6ecf7;} .open{background:#f4f1e3;}")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>rnnrepro: every claim</title>"
             f"<style>{style}</style></head><body><h1>rnnrepro: the papers' claims, judged</h1>"
             + "\n".join(lines) + "</body></html>\n")

@@ -36,6 +36,7 @@ every claim of every study, so a check that cannot fail does not pass the tests.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -49,16 +50,23 @@ from .frames import label_columns, label_text
 STATUS = {True: "holds", False: "does not hold", None: "cannot be judged"}
 
 
+INCONCLUSIVE = "inconclusive at this scale"
+
+
 @dataclass
 class Verdict:
-    """Outcome of a check on one set of numbers; ``holds`` is None when they are missing."""
+    """Outcome of a check on one set of numbers. ``holds`` is True or False when the numbers
+    decide it; None when they do not, and ``open`` says why: "cannot be judged" (numbers missing),
+    :data:`INCONCLUSIVE` (on ours, a difference within the noise of our runs), "needs the paper
+    scale" (a claim the study says this scale cannot judge)."""
 
     holds: bool | None
     details: list[str] = field(default_factory=list)
+    open: str = STATUS[None]
 
     @property
     def status(self) -> str:
-        return STATUS[self.holds]
+        return STATUS[self.holds] if self.holds is not None else self.open
 
     def text(self) -> str:
         line = f"**{self.status}**"
@@ -67,8 +75,8 @@ class Verdict:
     @classmethod
     def from_text(cls, status: str, details: str) -> "Verdict":
         """A verdict read back from the summary's table (``status``; ``details`` one per line)."""
-        holds = {text: value for value, text in STATUS.items()}[status]
-        return cls(holds, [line for line in details.split("\n") if line])
+        holds = {text: value for value, text in STATUS.items()}.get(status)
+        return cls(holds, [line for line in details.split("\n") if line], status if holds is None else STATUS[None])
 
 
 @dataclass
@@ -78,6 +86,12 @@ class Context:
 
     published: pd.DataFrame = field(default_factory=pd.DataFrame)
     scale: str | None = None
+
+    @property
+    def weighs_noise(self) -> bool:
+        """On ours (a scale), a difference counts only beyond the noise of our runs; the
+        published numbers are judged as the paper prints them."""
+        return self.scale is not None
 
     def constant(self, metric: str, where: Mapping[str, Any] | None = None) -> float | None:
         """A published number: the first of ``metric`` among the rows ``where`` picks."""
@@ -150,6 +164,96 @@ def varying(frames: Sequence[pd.DataFrame], exclude: set[str]) -> list[str]:
     return columns
 
 
+# -- the noise of our runs -----------------------------------------------------------------------
+#: Two-sided 95 % quantiles of Student's t by degrees of freedom (beyond 30: the normal 1.96).
+T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042}
+NOISE_TEST = ("Welch's t-test at 95 % over seeds, conservatively with min(n) − 1 degrees of freedom")
+ONE_SEED = "one seed: no spread to weigh the difference against"
+
+
+def t_95(df: int) -> float:
+    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (the next smaller tabled df)."""
+    return T_95[max(k for k in T_95 if k <= df)] if df <= 30 else 1.96
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The uncertainty of a difference of means over seeds: its standard error and the t quantile."""
+
+    se: float
+    t: float
+
+    @property
+    def half_width(self) -> float:
+        return self.t * self.se
+
+
+def spread_of(*rows: Mapping[str, Any]) -> Spread | None:
+    """The spread of a difference (or sum) of the means of summary ``rows`` (each with ``std`` and
+    ``n`` over seeds): Welch's standard error sqrt(Σ s²/n) with min(n) − 1 degrees of freedom;
+    None when a row has fewer than two seeds (no spread to weigh against)."""
+    variances, counts = [], []
+    for row in rows:
+        std, n = row.get("std"), row.get("n")
+        if n == math.inf:  # an exact value (a computation, not a mean over seeds)
+            continue
+        if n is None or pd.isna(n) or n < 2 or std is None or pd.isna(std):
+            return None
+        variances.append(float(std) ** 2 / float(n))
+        counts.append(int(n))
+    return Spread(math.sqrt(sum(variances)), t_95(min(counts) - 1) if counts else 1.96)
+
+
+def with_spread_columns(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with ``std`` and ``n`` columns (NaN where a summary has none, e.g. published)."""
+    return rows.assign(**{column: rows[column] if column in rows else math.nan for column in ("std", "n")})
+
+
+def decide(excess: float, spread: Spread | None, context: Context, strict: bool = True) -> bool | None:
+    """Whether ``excess`` (how far a difference goes past what the claim needs; positive: it does)
+    settles a comparison. On the published numbers its sign does (``strict``: 0 is not enough). On
+    ours, only beyond the noise h = t·se of :func:`spread_of`: a strict claim ("better") holds when
+    excess > h and fails when excess < −h, and is inconclusive within; a non-strict one ("not
+    better", "at least") fails only when excess < −h (no evidence against it is what such a
+    sentence asks). Without a spread (one seed) nothing on ours is settled: None."""
+    if not context.weighs_noise:
+        return bool(excess > 0 if strict else excess >= 0)
+    if spread is None:
+        return None
+    h = spread.half_width
+    if excess < -h or (strict and h == 0 and excess <= 0):
+        return False
+    if not strict or excess > h:
+        return True
+    return None
+
+
+def within(gap: float, tolerance: float, spread: Spread | None, context: Context) -> bool | None:
+    """Whether a gap |a − b| is within ``tolerance``: on the published numbers as printed; on ours
+    as an equivalence test, True when gap + h ≤ tolerance, False when gap − h > tolerance, else
+    None (h = t·se of the difference, :func:`spread_of`; None without a spread)."""
+    if not context.weighs_noise:
+        return bool(gap <= tolerance)
+    if spread is None:
+        return None
+    h = spread.half_width
+    return True if gap + h <= tolerance else False if gap - h > tolerance else None
+
+
+def combined(results: Sequence[bool | None]) -> bool | None:
+    """All of several decided comparisons: False if one fails, True if all hold, else None."""
+    results = [None if r is None else bool(r) for r in results]
+    return False if False in results else True if all(r is True for r in results) else None
+
+
+def noise_text(spread: Spread | None, metric: str) -> str:
+    """`` (± t·se)`` or the one-seed note, for a detail line on ours."""
+    if spread is None:
+        return f" ({ONE_SEED})"
+    return f" (± {format_value(spread.half_width, metric, True)} at 95 %)"
+
+
 # -- the checks --------------------------------------------------------------------------------
 class Check:
     """A test of a claim on a summary. Subclasses set ``kind`` and implement the three methods."""
@@ -197,7 +301,7 @@ class Check:
     def neutral(self, labels: pd.DataFrame) -> pd.DataFrame:
         """A summary over ``labels`` (rows of label values): every metric of the check at
         :data:`NEUTRAL`, the start of :meth:`example` and :meth:`counterexample`."""
-        parts = [labels.assign(metric=metric, mean=NEUTRAL, std=np.nan, n=1) for metric in self.metrics]
+        parts = [labels.assign(metric=metric, mean=NEUTRAL, std=0.0, n=NEUTRAL_SEEDS) for metric in self.metrics]
         return pd.concat(parts, ignore_index=True) if parts else labels.assign(metric="", mean=NEUTRAL)
 
     def picked(self, frame: pd.DataFrame, metric: str, selector: Mapping[str, Any] | None) -> pd.Index:
@@ -206,20 +310,32 @@ class Check:
         return select(rows, selector).index
 
 
-#: The value every metric starts from in the data built by examples and counterexamples.
+#: The value every metric starts from in the data built by examples and counterexamples, over
+#: this many seeds with no spread (so that, on ours, their differences are beyond the noise).
 NEUTRAL = 1000.0
+NEUTRAL_SEEDS = 30
 
 
-def verdict_of(results: list[tuple[bool, str]], most: bool, empty: str) -> Verdict:
-    """All (or most) of the (good, detail) results, or cannot be judged when there are none."""
+def verdict_of(results: list[tuple[bool | None, str]], most: bool, empty: str) -> Verdict:
+    """All (or, with ``most``, more than half) of the (good, detail) results, where good is True,
+    False, or None for a comparison within the noise of our runs. With every result decided: holds
+    or does not hold. Otherwise: does not hold when a decided failure (all) or the failures alone
+    (most) already settle it, holds when the successes alone do (most), else inconclusive at this
+    scale. Cannot be judged when there are no results."""
     if not results:
         return Verdict(None, [empty])
-    good = sum(ok for ok, _ in results)
-    holds = good > len(results) / 2 if most else good == len(results)
+    results = [(None if ok is None else bool(ok), detail) for ok, detail in results]  # numpy booleans too
+    n = len(results)
+    good = sum(ok is True for ok, _ in results)
+    bad = sum(ok is False for ok, _ in results)
+    open_ = n - good - bad
     details = [detail for _, detail in results]
     if most:
-        details.insert(0, f"{good} of {len(results)} comparisons")
-    return Verdict(bool(holds), details)
+        details.insert(0, f"{good} of {n} comparisons hold" + (f", {open_} within the noise" if open_ else ""))
+        holds = True if good > n / 2 else False if good + open_ <= n / 2 else None
+    else:
+        holds = False if bad else True if good == n else None
+    return Verdict(holds, details, INCONCLUSIVE if holds is None else STATUS[None])
 
 
 class Compare(Check):
@@ -242,8 +358,11 @@ class Compare(Check):
         units = self.per or varying([win, lose], set(self.better) | set(self.than))
         mine = [k for k in self.better if k not in units and isinstance(self.better[k], list)]
         opponent = [k for k in self.than if k not in units]
-        left = win[[*units, *mine, "mean"]].rename(columns={"mean": "mean_w", **{k: f"me_{k}" for k in mine}})
-        right = lose[[*units, *opponent, "mean"]].rename(columns={"mean": "mean_l", **{k: f"vs_{k}" for k in opponent}})
+        win, lose = with_spread_columns(win), with_spread_columns(lose)
+        left = win[[*units, *mine, "mean", "std", "n"]].rename(
+            columns={"mean": "mean_w", "std": "std_w", "n": "n_w", **{k: f"me_{k}" for k in mine}})
+        right = lose[[*units, *opponent, "mean", "std", "n"]].rename(
+            columns={"mean": "mean_l", "std": "std_l", "n": "n_l", **{k: f"vs_{k}" for k in opponent}})
         pairs = left.merge(right, on=units) if units else left.merge(right, how="cross")
         return pairs, units
 
@@ -266,20 +385,30 @@ class Compare(Check):
             if pairs.empty:
                 continue
             pairs = pairs.assign(adv=self.advantage(metric, pairs))
-            op = (">" if self.strict else "≥")
             for rec in pairs.to_dict("records"):
-                ok = rec["adv"] > self.margin if self.strict else rec["adv"] >= self.margin
+                spread = self.spread(rec)
+                ok = decide(rec["adv"] - self.margin, spread, context, self.strict)
                 vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.than)
                 me = ", ".join(str(rec[c]) for c in rec if c.startswith("me_")) or name_of(self.better)
-                results.append((ok, f"{unit_name(rec, units)}: {me} "
-                                    f"{format_value(rec['mean_w'], metric)} {'better than' if ok else 'not better than'} "
-                                    f"{vs} {format_value(rec['mean_l'], metric)}{self.margin_text(metric)} ({metric})"))
+                said = {True: "better than", False: "not better than", None: "within the noise of"}[ok]
+                results.append((ok, f"{unit_name(rec, units)}: {me} {format_value(rec['mean_w'], metric)} {said} "
+                                    f"{vs} {format_value(rec['mean_l'], metric)}{self.margin_text(metric)} ({metric})"
+                                    + (noise_text(spread, metric if not self.relative else "") if context.weighs_noise else "")))
             if self.grows:
-                results += self.growth(metric, pairs, units)
+                results += self.growth(metric, pairs, units, context)
         return verdict_of(results, self.most, f"no {name_of(self.better)} beside {name_of(self.than)} to compare")
 
-    def growth(self, metric: str, pairs: pd.DataFrame, units: list[str]) -> list[tuple[bool, str]]:
-        """The advantage rises along ``grows_along`` within every other unit."""
+    def spread(self, rec: Mapping[str, Any]) -> Spread | None:
+        """The noise of one pair's advantage (in its units: a fraction of the other's value when relative)."""
+        spread = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+        if spread is not None and self.relative:
+            spread = Spread(spread.se / abs(rec["mean_l"]) if rec["mean_l"] else math.inf, spread.t)
+        return spread
+
+    def growth(self, metric: str, pairs: pd.DataFrame, units: list[str],
+               context: Context) -> list[tuple[bool | None, str]]:
+        """The advantage rises along ``grows_along`` within every other unit (on ours, each rise
+        beyond the noise of the two advantages)."""
         if self.grows not in units:
             return [(False, f"the advantage cannot be followed along {self.grows}: one value only")]
         rest = [u for u in units if u != self.grows] + [c for c in pairs if c.startswith(("me_", "vs_"))]
@@ -289,11 +418,17 @@ class Compare(Check):
             if len(group) < 2:
                 continue
             advantages = group["adv"].tolist()
-            ok = all(b > a for a, b in zip(advantages, advantages[1:]))
+            records = group.to_dict("records")
+            rises = []
+            for a, b in zip(records, records[1:]):
+                one, two = self.spread(a), self.spread(b)
+                spread = None if one is None or two is None else Spread(math.hypot(one.se, two.se), min(one.t, two.t))
+                rises.append(decide(b["adv"] - a["adv"], spread, context))
+            ok = combined(rises)
             steps = ", ".join(f"{self.grows}={g}: {format_value(a, metric, True)}"
                               for g, a in zip(group[self.grows], advantages))
             label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
-            out.append((ok, f"advantage {'grows' if ok else 'does not grow'} along {self.grows}"
+            out.append((ok, f"advantage {dict([(True, 'grows'), (False, 'does not grow'), (None, 'changes within the noise')])[ok]} along {self.grows}"
                             f"{' (' + label + ')' if label else ''}: {steps}"))
         return out
 
@@ -360,14 +495,22 @@ class Best(Check):
                 if mine.empty or len(group) < 2:
                     continue
                 top = group["mean"].max() if higher else group["mean"].min()
-                ok = bool((mine["mean"] == top).any())
                 winner = group.loc[group["mean"] == top].iloc[0]
+                group = with_spread_columns(group)
+                me = with_spread_columns(mine).iloc[0].to_dict()
+                others = [row for index, row in zip(group.index, group.to_dict("records")) if index not in mine.index]
+                sign = 1 if higher else -1
+                ok = combined([decide(sign * (me["mean"] - other["mean"]), spread_of(me, other), context)
+                               for other in others])
                 rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
                 dim = next(iter(self.best))
                 results.append((ok, f"{unit_name(rec, units)}: best {winner[dim] if dim in winner else '?'} "
                                     f"{format_value(top, metric)}"
-                                    + ("" if ok else f", {name_of(self.best)} {format_value(mine['mean'].iloc[0], metric)}")
-                                    + f" ({metric})"))
+                                    + ("" if ok and me["mean"] == top else
+                                       f", {name_of(self.best)} {format_value(me['mean'], metric)}")
+                                    + f" ({metric})" + ("" if ok is not None else
+                                                        " — within the noise of a competitor" if any(
+                                                            spread_of(me, o) for o in others) else f" — {ONE_SEED}")))
         return verdict_of(results, self.most, f"{name_of(self.best)} was not run beside a competitor")
 
     def example(self, frame, context):
@@ -412,12 +555,19 @@ class Threshold(Check):
         for metric in self.metrics:
             rows = self.rows(frame, metric)
             units = self.per or varying([rows], set())
-            for rec in rows.to_dict("records"):
-                ok = rec["mean"] < bound if below else rec["mean"] > bound
-                op = ("<" if below else ">") if ok else ("≥" if below else "≤")
+            for rec in with_spread_columns(rows).to_dict("records"):
+                spread = self.spread(rec)
+                ok = decide(bound - rec["mean"] if below else rec["mean"] - bound, spread, context)
+                op = {True: "<" if below else ">", False: "≥" if below else "≤", None: "≈"}[ok]
                 results.append((ok, f"{unit_name(rec, units)}: {format_value(rec['mean'], metric)} {op} "
-                                    f"{format_value(bound, metric)} ({metric})"))
+                                    f"{format_value(bound, metric)} ({metric})"
+                                    + (noise_text(spread, metric) if context.weighs_noise else "")))
         return verdict_of(results, self.most, f"no {' or '.join(self.metrics)} values")
+
+    def spread(self, rec: Mapping[str, Any]) -> Spread | None:
+        """The noise of a mean over seeds; none for the best (or worst) seed, which a claim about
+        what some run can do reads as it is."""
+        return Spread(0.0, 1.0) if self.spec.get("statistic", "mean") != "mean" else spread_of(rec)
 
     def set_side(self, frame, context, inside: bool):
         frame = frame.copy()
@@ -459,15 +609,14 @@ class Trend(Check):
                 if group[self.along].nunique() < 2:
                     continue
                 values = group["mean"].tolist()
-                steps = list(zip(values, values[1:]))
-                if self.up:
-                    ok = all(b > a if self.strict else b >= a for a, b in steps)
-                else:
-                    ok = all(b < a if self.strict else b <= a for a, b in steps)
+                records = with_spread_columns(group).to_dict("records")
+                ok = combined([decide((b["mean"] - a["mean"]) * (1 if self.up else -1), spread_of(a, b), context,
+                                      self.strict) for a, b in zip(records, records[1:])])
                 rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
                 shown = ", ".join(f"{self.along}={g}: {format_value(v, metric)}" for g, v in zip(group[self.along], values))
                 results.append((ok, f"{unit_name(rec, units)}: {shown} ({metric}, "
-                                    f"{'rising' if self.up else 'falling'}: {'yes' if ok else 'no'})"))
+                                    f"{'rising' if self.up else 'falling'}: "
+                                    f"{dict([(True, 'yes'), (False, 'no'), (None, 'within the noise')])[ok]})"))
         return verdict_of(results, self.most, f"no unit with two values of {self.along}")
 
     def ranked(self, frame, flip):
@@ -520,11 +669,13 @@ class Within(Check):
             pairs, units = Compare({"better": self.a, "than": self.b, "per": self.per}).pairs(rows)
             for rec in pairs.to_dict("records"):
                 gap = abs(rec["mean_w"] - rec["mean_l"])
-                ok = gap <= tolerance
+                spread = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+                ok = within(gap, tolerance, spread, context)
                 vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.b)
                 results.append((ok, f"{unit_name(rec, units)}: |{name_of(self.a)} {format_value(rec['mean_w'], metric)}"
                                     f" − {vs} {format_value(rec['mean_l'], metric)}| "
-                                    f"{'≤' if ok else '>'} {said} ({metric})"))
+                                    f"{ {True: '≤', False: '>', None: '≈'}[ok]} {said} ({metric})"
+                                    + (noise_text(spread, metric) if context.weighs_noise else "")))
         if not results and missing_spread:
             return Verdict(None, ["no spread over seeds to judge against (one seed, or none published)"])
         return verdict_of(results, self.most, f"no {name_of(self.a)} beside {name_of(self.b)}")
@@ -579,7 +730,11 @@ class AllOf(Check):
         details = [d for v in verdicts for d in v.details]
         if any(v.holds is False for v in verdicts):
             return Verdict(False, details)
-        return Verdict(None if any(v.holds is None for v in verdicts) else True, details)
+        undecided = [v for v in verdicts if v.holds is None]
+        if undecided:  # inconclusive when a part is, cannot be judged when a part has no numbers
+            reasons = {v.open for v in undecided}
+            return Verdict(None, details, STATUS[None] if STATUS[None] in reasons else undecided[0].open)
+        return Verdict(True, details)
 
     def neutral(self, labels):
         frames = [part.neutral(labels) for part in self.parts]
@@ -621,13 +776,26 @@ class ClaimResult:
     reading: str
     published: Verdict
     ours: Verdict
+    basis: str = ""  # where its tolerances come from
+    note: str = ""  # what the report says beside the verdicts
+
+
+SCALES = ("ci", "mini", "paper")  # smallest first
 
 
 def judge_claim(claim: Mapping[str, Any], artifact: str, ours: pd.DataFrame, published: pd.DataFrame,
                 published_rows: pd.DataFrame, scale: str) -> ClaimResult:
-    """Both verdicts of one claim: on the published summary and on ours."""
+    """Both verdicts of one claim: on the published summary (as printed) and on ours (each
+    difference weighed against the noise of our runs). A claim whose ``needs_scale`` is above
+    ``scale`` is not judged on ours: its verdict says which scale it needs."""
     check = build_check(claim["check"])
     on_published = check.judge(published, Context(published_rows, None)) if len(published) else \
         Verdict(None, ["the paper gives no numbers for it"])
-    on_ours = check.judge(ours, Context(published_rows, scale)) if len(ours) else Verdict(None, ["not run"])
-    return ClaimResult(artifact, claim["quote"], claim["where"], claim.get("reading", ""), on_published, on_ours)
+    needs = claim.get("needs_scale")
+    if needs and scale in SCALES and SCALES.index(scale) < SCALES.index(needs):
+        on_ours = Verdict(None, [f"scale {scale} cannot judge it: {claim.get('reading') or 'see the study'}"],
+                          f"needs the {needs} scale")
+    else:
+        on_ours = check.judge(ours, Context(published_rows, scale)) if len(ours) else Verdict(None, ["not run"])
+    return ClaimResult(artifact, claim["quote"], claim["where"], claim.get("reading", ""), on_published, on_ours,
+                       claim.get("basis", ""), claim.get("note", ""))
