@@ -83,6 +83,26 @@ def test_hand_written_pair_scores_as_computed_by_hand(files):
     assert scores.uas == pytest.approx(EXPECTED_UAS) and scores.las == pytest.approx(EXPECTED_LAS)
 
 
+def test_the_official_script_gives_the_hand_computed_scores_and_refuses_a_cycle(files, tmp_path):
+    """The official script (v1.2, as stanza==1.0.1 ships it; see tests/test_parsing.py) on the same
+    pair: same UAS and LAS; a system sentence whose HEADs form a cycle is refused, which is why
+    the biaffine parser decodes trees, while ours scores it word by word (dp_seq2seq output)."""
+    from stanza.utils import conll18_ud_eval as official
+
+    gold, system = (official.load_conllu_file(str(path)) for path in files)
+    result = official.evaluate(gold, system)
+    ours = evaluate_files(*files)
+    assert (result["UAS"].correct, result["LAS"].correct, result["Words"].gold_total) == (9, 7, 11)
+    assert result["UAS"].f1 == pytest.approx(ours.uas, abs=1e-12)
+    assert result["LAS"].f1 == pytest.approx(ours.las, abs=1e-12)
+    cyclic = tmp_path / "cyclic.conllu"
+    write_conllu(cyclic, [ParsedSentence(["a", "b", "c"], [0, 3, 2], ["root", "dep", "dep"])])
+    write_conllu(tmp_path / "tree.conllu", [ParsedSentence(["a", "b", "c"], [0, 1, 2], ["root", "dep", "dep"])])
+    with pytest.raises(official.UDError, match="cycle"):
+        official.load_conllu_file(str(cyclic))
+    assert evaluate_files(tmp_path / "tree.conllu", cyclic).uas == pytest.approx(2 / 3)  # words 1 and 3
+
+
 def test_reader_keeps_multiword_tokens_and_skips_empty_nodes(files):
     first, second = read_conllu_sentences(files[0])
     assert first.forms == ["I", "do", "n't", "like", "Mary", "'s", "dog", "."]

@@ -32,11 +32,16 @@ to Universal Dependencies", Sec. 5; the official script ``conll18_ud_eval.py``, 
   same words (a system that parses gold tokenisation, as all our tasks do) the three are equal
   to C/G, the attachment accuracy over all words.
 
-One deliberate difference: the script refuses a system file whose trees have cycles or
-several roots. Here such output is scored word by word, since argmax decoding and
-sequence-to-sequence decoding produce it, and a head that could not be decoded (``None``, or
-a position outside the sentence) is simply wrong. :func:`write_conllu` writes such a head as
-the word's own position (a self-loop, never gold), so scores survive a round trip through files.
+One deliberate difference: the script refuses a system file whose sentences are not trees
+(a cycle, no root or several roots, a HEAD outside the sentence). Here such output is scored
+word by word, and a head that could not be decoded (``None``, or a position outside the
+sentence) is simply wrong. Only ``dp_seq2seq`` produces such output: the elstm paper reads
+heads off a sequence-to-sequence model's output, token by token, and scores them so. The
+biaffine parser (``dp_biaffine``) decodes a tree for every sentence (maximum spanning tree,
+:mod:`rnnrepro.metrics.trees`), so its files are accepted by the script, and the script's UAS
+and LAS on them equal these (tests/test_parsing.py checks this with the official v1.2 script
+as ``stanza==1.0.1`` ships it). :func:`write_conllu` writes an undecoded head as the word's own
+position (a self-loop, never gold), so scores survive a round trip through files.
 """
 from __future__ import annotations
 

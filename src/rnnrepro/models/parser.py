@@ -12,10 +12,13 @@ for a sentence of T words:
     h_i^{rel-dep}, h_j^{rel-head}                                  size ``label_mlp``, ReLU
     s_i^{rel} = h_{y_i}ᵀ U^{(1)} h_i^{rel-dep} + W^{(2)} (h_{y_i} ⊕ h_i^{rel-dep}) + b
 
-where y_i is the gold head in training (as in the paper) and the best-scoring head
-ŷ_i = argmax_j s_ij otherwise. Heads are decoded by that argmax per word, which may give a
-graph that is not a tree (no maximum-spanning-tree decoding); UAS/LAS score every word all
-the same. Padding positions and the word itself are never candidate heads (score -inf).
+where y_i is the gold head in training (as in the paper) and otherwise the head ŷ_i of the
+maximum spanning tree of the arc scores, ŷ = argmax_{y tree} Σ_i s_{i y_i}: one word attached
+to the root, no cycle (Chu-Liu-Edmonds with the single-root constraint, as Dozat & Manning
+decode at test time; :mod:`rnnrepro.metrics.trees`). The relation of each word is the
+best-scoring one for its chosen arc. Training keeps the per-word cross-entropy over heads;
+only evaluation (``model.eval()``) decodes trees, and :attr:`ParserScores.heads` holds them.
+Padding positions and the word itself are never candidate heads (score -inf).
 Dropout (``dropout``) is applied to the BiRNN's input and output and to the MLP outputs
 (Dozat & Manning also drop between layers and in the recurrence; the default is no dropout).
 The biaffine weights start at zero, so every head is equally likely at first.
@@ -26,6 +29,7 @@ import torch
 from torch import Tensor, nn
 
 from ..layers import Stacked, length_mask
+from ..metrics.trees import decode_batch
 from ..tasks.base import Batch, TaskIO
 from ..tasks.parsing import ParserScores
 from .common import make_cell
@@ -97,8 +101,13 @@ class BiaffineParser(nn.Module):
         return self.label_bilinear(head, dep) + self.label_linear(torch.cat([head, dep], dim=2))
 
     def forward(self, batch: Batch) -> ParserScores:
+        """Arc scores, and relation scores of the gold heads (training) or of the maximum
+        spanning tree's heads (evaluation), which ``heads`` holds then."""
         r, lengths = self.encode(batch)
         arcs = self.arc_scores(r, lengths)
         gold = batch.extra.get("heads")
-        heads = gold if self.training and gold is not None else arcs.argmax(-1)
-        return ParserScores(arcs, self.label_scores(r, heads))
+        if self.training:
+            heads = gold if gold is not None else arcs.argmax(-1)
+            return ParserScores(arcs, self.label_scores(r, heads))
+        heads = decode_batch(arcs, batch.lengths)
+        return ParserScores(arcs, self.label_scores(r, heads), heads)

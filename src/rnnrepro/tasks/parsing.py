@@ -22,6 +22,11 @@ UPOS column); each word i has a gold head h_i in 0..T and relation r_i. A graph-
 returns :class:`ParserScores`: arc scores s_ij of every head candidate j = 0..T for every word
 i, and relation scores for each word attached to a head. The loss is the arc cross-entropy
 -log softmax_j(s_ij)[h_i] plus the label cross-entropy, each averaged over real words.
+Evaluation decodes trees: the heads of each sentence are the maximum spanning tree of its arc
+scores with one word attached to the root (:mod:`rnnrepro.metrics.trees`, Chu-Liu-Edmonds, as
+Dozat & Manning decode), so every predicted sentence is a tree that the CoNLL 2018 script accepts.
+``dp_seq2seq`` output is not decoded so: its heads are read as the model emits them, as the
+elstm paper scores it, and need not form a tree.
 
 Metrics of both: UAS and LAS of the CoNLL 2018 shared task (:mod:`rnnrepro.metrics.conll18`:
 all words including punctuation, LAS on the universal part of the relation), as fractions.
@@ -42,6 +47,7 @@ from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
 from ..metrics.conll18 import ParsedSentence, attachment_scores, evaluate_files, write_conllu
+from ..metrics.trees import decode_batch
 from .base import IGNORE_INDEX, Batch, Task, TaskIO, main_output, pad_time_major, shuffled_buckets
 from .pos import Vocabulary
 from .registry import TASKS
@@ -63,11 +69,14 @@ class ParserScores:
     ``arcs`` (T, B, T+1): arcs[i, b, j] scores head j (0 = root, j = 1..T the words) for word
     i+1; impossible heads (padding, the word itself) are -inf. ``labels`` (T, B, relations):
     relation scores of word i+1 attached to the head the model chose (the gold head in
-    training, the best-scoring head otherwise).
+    training, the head of the decoded tree otherwise). ``heads`` (T, B): that decoded tree's
+    heads (0 on padding), or None when the model did not decode (training); evaluation then
+    decodes the tree of ``arcs`` itself.
     """
 
     arcs: Tensor
     labels: Tensor
+    heads: Tensor | None = None
 
 
 class TreebankParsing(Task):
@@ -258,7 +267,8 @@ class BiaffineParsing(TreebankParsing):
         predicted = {}
         for batch in self.batches(split, batch_size):
             scores = parser_scores(model(batch.to(device)))
-            heads, relations = scores.arcs.argmax(-1).cpu(), scores.labels.argmax(-1).cpu()
+            heads = (scores.heads if scores.heads is not None else decode_batch(scores.arcs, batch.lengths)).cpu()
+            relations = scores.labels.argmax(-1).cpu()
             for column, (index, words) in enumerate(zip(batch.extra["sentence_index"].tolist(),
                                                         batch.lengths.tolist())):
                 predicted[index] = (heads[:words, column].tolist(),
