@@ -282,8 +282,8 @@ def test_table1_verdicts_on_the_published_numbers():
     swapped = table.copy()  # LSTM's test NLL 1 nat lower: its gap V − T becomes the largest
     swapped.loc[(swapped["cell"] == "lstm") & (swapped["metric"] == "test_sentence_nll"), "mean"] -= 1.0
     assert judge("table1", 2, swapped).holds is False
-    apart = table.copy()  # PRU+ 3 % worse than PRU: not "almost the same"
-    apart.loc[apart["cell"] == "pru_plus", "mean"] *= 1.03
+    apart = table.copy()  # PRU+ about 1 % worse than PRU: beyond the 0.8 % below the 0.82 % the paper calls "better"
+    apart.loc[apart["cell"] == "pru_plus", "mean"] *= 1.015
     assert judge("table1", 1, apart).holds is False
 
 
@@ -291,28 +291,68 @@ def test_table2_verdicts_on_the_published_numbers():
     table = published("table2")
     assert [judge("table2", i, table).holds for i in range(3)] == [True, True, True]
     short = table.copy()  # PRU 3 % better than the LSTM at ≤ 50: no longer "very similar"
-    short.loc[(short["cell"] == "pru") & (short["max_sentence_length"] == "50"), "mean"] *= 0.97
+    short.loc[(short["cell"] == "pru") & (short["max_sentence_length"] == "50"), "mean"] *= 0.98
     assert judge("table2", 0, short).holds is False
 
 
-def test_significantly_better_is_read_as_more_than_half_a_bleu_point():
-    """On the published numbers PRU+ leads the LSTM by 0.83, 0.82, 0.57 and 0.33 BLEU (Table 3)
-    and by 0.07 and 0.35 (Table 4): not all by more than 0.5."""
-    table3 = judge("table3", 0, published("table3"))
-    assert table3.holds is False and sum("not better" in d for d in table3.details) == 1
-    assert judge("table4", 0, published("table4")).holds is False
-    ahead = published("table4")
-    ahead.loc[ahead["cell"] == "pru_plus", "mean"] += 1.0
-    assert judge("table4", 0, ahead).holds is True
+def test_significantly_better_is_read_as_a_t_test_and_as_good_as_by_the_papers_own_gap():
+    """On the published numbers (one run per cell, no test) PRU+ leads the LSTM everywhere: only the sign
+    is checked there. "As good as" allows PRU's 0.14 BLEU shortfall the paper calls so (Fi-En); at En-De
+    beam 1 PRU trails by 0.03, so "slightly better for En-De" fails on the published numbers."""
+    assert judge("table3", 0, published("table3")).holds is True
+    assert judge("table4", 0, published("table4")).holds is True
+    assert judge("table3", 1, published("table3")).holds is True
+    assert judge("table4", 1, published("table4")).holds is False
+    behind = published("table3")
+    behind.loc[(behind["cell"] == "pru") & (behind["direction"] == "fi-en"), "mean"] -= 0.2
+    assert judge("table3", 1, behind).holds is False  # 0.34 behind: no longer "as good as"
 
 
-def test_fig4_overfitting_check():
-    frame = pd.DataFrame([{"cell": c, "direction": d, "metric": "dev_bleu_drop", "mean": v}
-                          for (c, d), v in {("lstm", "en-de"): 2.0, ("pru_plus", "en-de"): 0.0,
-                                            ("pru_plus", "de-en"): 0.3}.items()])
-    assert judge("fig4", 0, frame).holds is True
-    frame.loc[2, "mean"] = 1.2
-    assert judge("fig4", 0, frame).holds is False
+def test_t_test_on_ours_needs_seeds():
+    frame = published("table4").assign(std=float("nan"), n=1)
+    ours = build_check(load_study("pru", STUDIES, SCHEMA, "paper").artifacts["table4"].claims[0]["check"])
+    assert ours.judge(frame, Context(frame.iloc[0:0], "mini")).holds is None  # one seed: inconclusive
+    seeds = frame.assign(std=0.05, n=5)
+    assert ours.judge(seeds, Context(frame.iloc[0:0], "mini")).holds is None  # beam 1: a 0.07 lead within ± 0.09
+    seeds.loc[seeds["cell"] == "pru_plus", "mean"] += 1.0
+    assert ours.judge(seeds, Context(frame.iloc[0:0], "mini")).holds is True
+
+
+def test_fig4_overfitting_checks():
+    def frame(drops, peak=3, epochs=6):
+        return pd.DataFrame([{"cell": c, "direction": d, "metric": m, "mean": v}
+                             for (c, d), drop in drops.items()
+                             for m, v in (("dev_bleu_drop", drop), ("peak_epoch", peak), ("epochs", epochs))])
+
+    drops = {("lstm", "en-de"): 2.0, ("pru", "en-de"): 1.0, ("pru_plus", "en-de"): 0.0, ("pru_plus", "de-en"): 0.0}
+    assert judge("fig4", 0, frame(drops)).holds is True
+    assert judge("fig4", 1, frame(drops)).holds is True
+    assert judge("fig4", 0, frame({**drops, ("pru_plus", "de-en"): 1.2})).holds is False
+    assert judge("fig4", 1, frame({**drops, ("pru", "en-de"): 0.0})).holds is False
+    still = judge("fig4", 0, frame(drops, peak=6, epochs=6))  # still improving at the end: not a pass
+    assert still.holds is None and any("still improving" in d for d in still.details)
+
+
+def test_adding_convergence_gap_in_epochs_and_no_significant_difference():
+    def summary(values, epochs=20):
+        rows = [{"cell": c, "T": str(T), "metric": "mean_dev_mse", "mean": v} for (c, T), v in values.items()]
+        rows += [{"cell": c, "T": str(T), "metric": "epochs", "mean": epochs} for (c, T) in values]
+        return pd.DataFrame(rows)
+
+    grows = {("lstm", 100): 0.08, ("pru", 100): 0.03, ("pru_plus", 100): 0.03,
+             ("lstm", 500): 0.14, ("pru", 500): 0.04, ("pru_plus", 500): 0.04}
+    verdict = judge("fig2", 1, summary(grows))
+    assert verdict.holds is True and any("T=100: +5.99" in d and "T=500: +11.98" in d for d in verdict.details)
+    assert judge("fig2", 1, summary({**grows, ("pru", 500): 0.13})).holds is False
+    never = {**grows, ("lstm", 100): 0.17, ("lstm", 500): 0.17, ("pru", 500): 0.10}  # LSTM never converges
+    assert judge("fig2", 1, summary(never)).holds is None
+    same = summary(grows).assign(std=0.01, n=5)
+    check = build_check(load_study("pru", STUDIES, SCHEMA, "paper").artifacts["fig2"].claims[2]["check"])
+    mse = same[same["metric"] == "mean_dev_mse"]
+    assert check.judge(mse, Context(mse.iloc[0:0], "mini")).holds is True
+    apart = mse.copy()
+    apart.loc[apart["cell"] == "pru_plus", "mean"] += 0.05
+    assert check.judge(apart, Context(mse.iloc[0:0], "mini")).holds is False
 
 
 # -- the configuration -------------------------------------------------------------------------

@@ -376,7 +376,7 @@ class Compare(Check):
     def margin_text(self, metric: str) -> str:
         if not self.margin:
             return ""
-        return f" (margin {self.margin:.0%} of it)" if self.relative else f" (margin {format_value(self.margin, metric, True)})"
+        return f" (margin {self.margin:.1%} of it)" if self.relative else f" (margin {format_value(self.margin, metric, True)})"
 
     def judge(self, frame, context):
         results = []

@@ -15,9 +15,11 @@ from ...tasks.copying import memoryless_baseline
 from .. import plots
 from ..formatting import CELL_ORDER, format_value, natural_key, ordered
 from ..study import StudyReport, display_markdown, display_table
-from ..verdicts import Check, Verdict, select, verdict_of
+from ..verdicts import (Check, Context, Spread, Verdict, combined, decide, noise_text, select, spread_of, verdict_of,
+                        with_spread_columns, within)
 
 CELL_NAMES = {"lstm": "LSTM", "lstm_plus": "LSTM+", "pru": "PRU", "pru_plus": "PRU+"}
+ONE_SEED_TEXT = "one seed: no spread to weigh the difference against"
 DIRECTION_NAMES = {"en-de": "En→De", "de-en": "De→En", "en-fi": "En→Fi", "fi-en": "Fi→En"}
 
 
@@ -139,32 +141,45 @@ class GeneralizesBetter(Check):
         self.better, self.than = list(spec["better"]), list(spec["than"])
         self.best = spec.get("best")
 
+    def rows_of(self, frame: pd.DataFrame) -> dict[str, tuple[dict, dict]]:
+        """cell -> (its dev row, its test row), for cells with both numbers."""
+        if frame.empty or "cell" not in frame or "metric" not in frame:
+            return {}
+        rows = with_spread_columns(select(frame, self.where))
+        dev = {r["cell"]: r for r in rows[rows["metric"] == self.dev].to_dict("records")}
+        test = {r["cell"]: r for r in rows[rows["metric"] == self.test].to_dict("records")}
+        return {cell: (dev[cell], test[cell]) for cell in dev if cell in test}
+
     def gaps(self, frame: pd.DataFrame) -> dict[str, float]:
         """V − T per cell (cells with both numbers)."""
-        if frame.empty or "cell" not in frame:
-            return {}
-        rows = select(frame, self.where)
-        dev = rows[rows["metric"] == self.dev].groupby("cell")["mean"].mean()
-        test = rows[rows["metric"] == self.test].groupby("cell")["mean"].mean()
-        return {cell: float(dev[cell] - test[cell]) for cell in dev.index if cell in test.index}
+        return {cell: float(d["mean"] - t["mean"]) for cell, (d, t) in self.rows_of(frame).items()}
 
     def judge(self, frame, context):
+        rows = self.rows_of(frame)
         gaps = self.gaps(frame)
         if not any(c in gaps for c in self.better) or not any(c in gaps for c in self.than):
             return Verdict(None, ["no validation and test NLL of both groups of cells"])
         text = ", ".join(f"{cell_name(c)} {gaps[c]:+.2f}" for c in ordered(gaps, CELL_ORDER))
+
+        def spread(a: str, b: str):  # the noise of (V_a − T_a) − (V_b − T_b), the four means independent
+            return spread_of(*rows[a], *rows[b])
+
         results = []
         for mine in (c for c in self.better if c in gaps):
             for other in (c for c in self.than if c in gaps):
-                ok = gaps[mine] > gaps[other]
-                results.append((ok, f"gap V − T of {cell_name(mine)} {gaps[mine]:+.2f} "
-                                    f"{'>' if ok else '≤'} {cell_name(other)} {gaps[other]:+.2f}"))
+                noise = spread(mine, other)
+                ok = decide(gaps[mine] - gaps[other], noise, context)
+                said = {True: ">", False: "≤", None: "≈"}[ok]
+                results.append((ok, f"gap V − T of {cell_name(mine)} {gaps[mine]:+.2f} {said} "
+                                    f"{cell_name(other)} {gaps[other]:+.2f}"
+                                    + (noise_text(noise, self.dev) if context.weighs_noise else "")))
         if self.best is not None and self.best in gaps:
-            top = max(gaps.values())
-            ok = gaps[self.best] == top
-            results.append((ok, f"{cell_name(self.best)} has {'the' if ok else 'not the'} largest gap"))
+            ok = combined([decide(gaps[self.best] - gaps[c], spread(self.best, c), context)
+                           for c in gaps if c != self.best])
+            results.append((ok, f"{cell_name(self.best)} has "
+                                f"{ {True: 'the', False: 'not the', None: 'within the noise the'}[ok]} largest gap"))
         verdict = verdict_of(results, False, "")
-        return Verdict(verdict.holds, [f"gaps V − T: {text}", *verdict.details])
+        return Verdict(verdict.holds, [f"gaps V − T: {text}", *verdict.details], verdict.open)
 
     def with_gaps(self, frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
         """``frame`` with every test NLL at its neutral value and the dev NLL above it by a gap
@@ -205,13 +220,19 @@ class Close(Check):
         for metric in self.metrics:
             pairs, units = Compare({"better": self.a, "than": self.b, "per": self.per}).pairs(self.rows(frame, metric))
             for rec in pairs.to_dict("records"):
-                gap = abs(rec["mean_w"] - rec["mean_l"]) / abs(rec["mean_l"])
-                ok = gap <= self.tolerance
+                scale = abs(rec["mean_l"]) or 1.0
+                gap = abs(rec["mean_w"] - rec["mean_l"]) / scale
+                noise = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+                noise = None if noise is None else Spread(noise.se / scale, noise.t)
+                ok = within(gap, self.tolerance, noise, context)
                 me = ", ".join(str(rec[c]) for c in rec if c.startswith("me_")) or name_of(self.a)
                 vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.b)
                 results.append((ok, f"{unit_name(rec, units)}: {me} {format_value(rec['mean_w'], metric)} vs {vs} "
                                     f"{format_value(rec['mean_l'], metric)}: {100 * gap:.2f} % "
-                                    f"{'≤' if ok else '>'} {100 * self.tolerance:g} % ({metric})"))
+                                    f"{ {True: '≤', False: '>', None: '≈'}[ok]} {100 * self.tolerance:g} % ({metric})"
+                                    + ("" if not context.weighs_noise else
+                                       f" ({ONE_SEED_TEXT})" if noise is None else
+                                       f" (± {100 * noise.half_width:.2f} % at 95 %)")))
         return verdict_of(results, self.most, f"no {name_of(self.a)} beside {name_of(self.b)}")
 
     def example(self, frame, context):
@@ -326,3 +347,218 @@ def bleu_by_length(report: StudyReport, artifact: str = "fig5") -> None:
                        aspect=1.2)
     grid.set_axis_labels("source words", "test BLEU (ours)")
     plt.show()
+
+
+# -- Sec. 4.1: convergence in epochs, and "no significant difference" ----------------------------
+class ConvergenceGap(Check):
+    """Fig. 2's "as the length of the sequence increases, the gap between the number of iterations
+    for convergence increases". The runs give the validation curve's mean m = (1/E) Σ_e v_e
+    (``mean_dev_mse``) and, when trained, the number of epochs E (``epochs``). The paper's curves
+    sit at the baseline b = 0.167 (always predicting 1, its own figure's reference line) until a
+    cell converges and near 0 after it, so the epochs a cell spends before converging are
+
+        k = E · m / b      (a curve at b for k epochs, then at 0, has m = b·k/E)
+
+    (in units of the training length, k/E = m/b, when ``epochs`` is not in the summary). Per T the
+    gap is k(``than``) − k(``better``) for each cell of ``better``; it holds when that gap rises
+    from each T to the next (on ours beyond the noise of the two gaps). A ``than`` cell whose k
+    reaches E at the larger T never left the baseline: its gap there is only a lower bound, so a
+    gap that did not rise is then inconclusive, not a failure."""
+
+    kind = ""
+
+    def __init__(self, spec):
+        spec = dict(spec)
+        self.along = spec.pop("along", "T")
+        self.baseline = spec.pop("baseline", "baseline_mse")
+        super().__init__({"metric": "mean_dev_mse", **spec})
+        self.better, self.than = spec["better"], spec["than"]
+
+    def judge(self, frame, context):
+        from ..verdicts import Compare, name_of
+
+        b = context.constant(self.baseline)
+        if b is None or b <= 0:
+            return Verdict(None, [f"no published {self.baseline} to measure convergence against"])
+        metric = self.metrics[0]
+        pairs, units = Compare({"better": self.better, "than": self.than}).pairs(self.rows(frame, metric))
+        if pairs.empty or self.along not in units:
+            return Verdict(None, [f"no {name_of(self.better)} beside {name_of(self.than)} at two values of {self.along}"])
+        epochs = self.rows(frame, "epochs") if "metric" in frame else frame.iloc[0:0]
+        length = float(epochs["mean"].max()) if len(epochs) else None
+        factor = (length if length else 1.0) / b
+        unit = "epochs" if length else "of the training"
+        mine = [c for c in pairs if c.startswith("me_")]
+        rest = [u for u in units if u != self.along] + mine
+        results = []
+        for key, group in (pairs.groupby(rest, sort=False) if rest else [((), pairs)]):
+            group = group.sort_values(self.along, key=lambda s: s.map(natural_key))
+            records = group.to_dict("records")
+            if len(records) < 2:
+                continue
+            gaps = [factor * (r["mean_l"] - r["mean_w"]) for r in records]
+            spreads = [spread_of({"std": r["std_w"], "n": r["n_w"]}, {"std": r["std_l"], "n": r["n_l"]}) for r in records]
+            rises = []
+            for i in range(1, len(records)):
+                one, two = spreads[i - 1], spreads[i]
+                noise = None if one is None or two is None else \
+                    Spread(factor * (one.se ** 2 + two.se ** 2) ** 0.5, min(one.t, two.t))
+                ok = decide(gaps[i] - gaps[i - 1], noise, context)
+                if ok is False and records[i]["mean_l"] >= b:
+                    ok = None  # the slower cell never converged: its gap is a lower bound
+                rises.append(ok)
+            ok = combined(rises)
+            label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
+            shown_ = ", ".join(f"{self.along}={r[self.along]}: {g:+.2f}" if length else f"{self.along}={r[self.along]}: "
+                               f"{100 * g:+.0f} %" for r, g in zip(records, gaps))
+            censored = [r[self.along] for r in records if r["mean_l"] >= b]
+            results.append((ok, f"epochs before converging, {name_of(self.than)} minus {label or name_of(self.better)} "
+                                f"({unit}, k = E·{metric}/{b:g}): {shown_} — "
+                                f"{ {True: 'grows', False: 'does not grow', None: 'not settled'}[ok]}"
+                                + (f"; {name_of(self.than)} never below the baseline at {self.along}="
+                                   f"{', '.join(censored)}" if censored else "")
+                                + ("" if not context.weighs_noise or all(spreads) else f" ({ONE_SEED_TEXT})")))
+        return verdict_of(results, self.most, f"no unit with two values of {self.along}")
+
+    def set_values(self, frame, context, growing: bool):
+        """The winners converge at 10 % of the baseline; the loser's mean rises with T (growing)
+        or falls (shrinking), always below the baseline."""
+        frame = frame.copy()
+        b = context.constant(self.baseline) or 0.167
+        metric = self.metrics[0]
+        win, lose = self.picked(frame, metric, self.better), self.picked(frame, metric, self.than)
+        frame.loc[win, "mean"] = 0.1 * b
+        ranks = frame.loc[lose, self.along].map(lambda v: natural_key(v)[1] if natural_key(v)[0] == 0 else 0.0) \
+            .rank(method="dense") if self.along in frame else pd.Series(1.0, index=lose)
+        top = float(ranks.max()) if len(ranks) else 1.0
+        step = 0.8 * b / (top + 1)
+        frame.loc[lose, "mean"] = 0.1 * b + step * (ranks if growing else top + 1 - ranks)
+        return frame
+
+    def example(self, frame, context):
+        return self.set_values(frame, context, True)
+
+    def counterexample(self, frame, context):
+        return self.set_values(frame, context, False)
+
+
+class NoSignificantDifference(Check):
+    """"No significant difference between ``a`` and ``b``", read as the paper's words say: in every
+    unit and metric, the difference of the means is not significant by Welch's t-test at 95 % over
+    seeds (|m_a − m_b| ≤ t·se, :func:`~rnnrepro.report.verdicts.spread_of`). It fails where the test
+    finds a difference; without a spread (one seed, or the published point values) it cannot say."""
+
+    kind = ""
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.a, self.b = self.spec["a"], self.spec["b"]
+
+    def judge(self, frame, context):
+        from ..verdicts import Compare, name_of, unit_name
+
+        results = []
+        for metric in self.metrics:
+            pairs, units = Compare({"better": self.a, "than": self.b, "per": self.per}).pairs(self.rows(frame, metric))
+            for rec in pairs.to_dict("records"):
+                noise = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+                gap = abs(rec["mean_w"] - rec["mean_l"])
+                ok = None if noise is None else bool(gap <= noise.half_width)
+                results.append((ok, f"{unit_name(rec, units)}: {name_of(self.a)} {format_value(rec['mean_w'], metric)} "
+                                    f"vs {name_of(self.b)} {format_value(rec['mean_l'], metric)} "
+                                    f"({metric}): {'no significant difference' if ok else 'a significant difference' if ok is False else 'no spread to test the difference against'}"
+                                    + (noise_text(noise, metric) if noise is not None else "")))
+        verdict = verdict_of(results, self.most, f"no {name_of(self.a)} beside {name_of(self.b)}")
+        if verdict.holds is None and results and not context.weighs_noise:
+            return Verdict(None, verdict.details, "cannot be judged")
+        return verdict
+
+    def example(self, frame, context):
+        frame = frame.copy()
+        for metric in self.metrics:
+            a, b = self.picked(frame, metric, self.a), self.picked(frame, metric, self.b)
+            frame.loc[a.union(b), "mean"] = NEUTRAL_VALUE
+            frame.loc[a.union(b), "std"] = 1.0
+        return frame
+
+    def counterexample(self, frame, context):
+        frame = self.example(frame, context)
+        for metric in self.metrics:
+            a = self.picked(frame, metric, self.a)
+            frame.loc[a, "mean"] = NEUTRAL_VALUE + 100.0
+        return frame
+
+
+NEUTRAL_VALUE = 1000.0
+
+
+# -- Fig. 4: overfitting ---------------------------------------------------------------------------
+class Overfitting(Check):
+    """Fig. 4's overfitting, read off each run's validation-BLEU curve (analysis ``validation_peak``):
+    a model overfits when its validation BLEU falls after its peak, drop = peak − last > 0; it does
+    not when the curve does not fall after the peak (drop 0). ``overfits`` says which the sentence
+    claims for the cells of ``cells``, in every direction. On ours the drop counts only beyond the
+    noise over seeds. A run whose peak is its last epoch (``peak_epoch`` = ``epochs``) was still
+    improving when training ended: whether it would overfit cannot be seen, and that unit is
+    inconclusive, never a pass."""
+
+    kind = ""
+
+    def __init__(self, spec):
+        spec = dict(spec)
+        self.drop = spec.pop("drop", "dev_bleu_drop")
+        super().__init__({**spec, "metric": [self.drop, "peak_epoch", "epochs"]})
+        self.cells = spec["cells"]
+        self.overfits = bool(spec.get("overfits", False))
+
+    def judge(self, frame, context):
+        from ..verdicts import name_of, unit_name
+
+        if frame.empty or "metric" not in frame:
+            return Verdict(None, ["no validation curves"])
+        rows = with_spread_columns(select(select(frame, self.where), self.cells))
+        units = [c for c in ("cell", "direction") if c in rows]
+        results = []
+        for key, group in (rows.groupby(units, sort=False) if units else [((), rows)]):
+            by = {r["metric"]: r for r in group.to_dict("records")}
+            if self.drop not in by:
+                continue
+            drop = by[self.drop]
+            rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
+            noise = spread_of(drop)
+            still = "peak_epoch" in by and "epochs" in by and by["peak_epoch"]["mean"] >= by["epochs"]["mean"]
+            if still:
+                ok = None
+                said = "still improving at its last epoch: overfitting cannot be seen"
+            elif self.overfits:
+                ok = decide(drop["mean"], noise, context)
+                said = {True: "falls after its peak", False: "does not fall after its peak",
+                        None: "falls within the noise"}[ok]
+            else:
+                ok = decide(-drop["mean"], noise, context, strict=False)
+                said = {True: "does not fall after its peak", False: "falls after its peak",
+                        None: "not settled"}[ok]
+            results.append((ok, f"{unit_name(rec, units)}: validation BLEU {said} (drop "
+                                f"{format_value(drop['mean'], 'dev_bleu', True)}"
+                                + (f", peak at epoch {by['peak_epoch']['mean']:g} of {by['epochs']['mean']:g}"
+                                   if "peak_epoch" in by and "epochs" in by else "") + ")"
+                                + (noise_text(noise, "dev_bleu") if context.weighs_noise else "")))
+        if not results:
+            return Verdict(None, [f"no validation curve of {name_of(self.cells)}"])
+        verdict = verdict_of(results, self.most, "")
+        if verdict.holds is None and not context.weighs_noise:
+            return Verdict(None, verdict.details, "cannot be judged")
+        return verdict
+
+    def set_drop(self, frame, context, falls: bool):
+        frame = frame.copy()
+        frame.loc[self.picked(frame, "peak_epoch", self.cells), "mean"] = 3.0
+        frame.loc[self.picked(frame, "epochs", self.cells), "mean"] = 6.0
+        frame.loc[self.picked(frame, self.drop, self.cells), "mean"] = 2.0 if falls else 0.0
+        return frame
+
+    def example(self, frame, context):
+        return self.set_drop(frame, context, self.overfits)
+
+    def counterexample(self, frame, context):
+        return self.set_drop(frame, context, not self.overfits)
