@@ -7,7 +7,9 @@ import pandas as pd
 
 from .. import plots
 from ..study import StudyReport, display_markdown, display_table
-from ..verdicts import Check, Verdict, verdict_of
+from ..formatting import format_value
+from ..verdicts import (INCONCLUSIVE, Check, Compare, Spread, Verdict, combined, decide, name_of, noise_text, select,
+                        spread_of, verdict_of, with_spread_columns)
 
 
 def parameter_counts(report: StudyReport) -> None:
@@ -179,29 +181,40 @@ class MatchesPublished(Check):
 
 class LessAffectedByInput(Check):
     """Per macro model, switching I_t from [X_t, h_{t−1}] (grids ``xh_*``) to X_t (grids ``x_*``)
-    changes the ELSTM's metric by less than the LSTM's, in most macro models."""
+    changes the LSTM's metric (beyond the noise of its two means) and changes the ELSTM's by less
+    than the LSTM's (beyond the noise of the four means), in every macro model (``in: most``: in
+    more than half of them). Fig. 11: "the ELSTM does not behave much differently between I_t = X_t
+    and [X_t, h_{t−1}] while the LSTM does"."""
 
     kind = ""
 
-    def changes(self, frame: pd.DataFrame, metric: str) -> dict[tuple[str, str], float]:
+    def rows_of(self, frame: pd.DataFrame, metric: str) -> dict[tuple[str, str, str], dict]:
         rows = frame[frame["metric"] == metric] if len(frame) and "grid" in frame else frame.iloc[0:0]
-        values = {}
-        for rec in rows.to_dict("records"):
-            inputs = "x" if rec["grid"].startswith("x_") else "xh"
-            values[(rec["model"], rec["cell"], inputs)] = float(rec["mean"])
-        return {(model, cell): abs(values[(model, cell, "x")] - values[(model, cell, "xh")])
-                for (model, cell, inputs) in values if inputs == "x" and (model, cell, "xh") in values}
+        rows = with_spread_columns(select(rows, self.where))
+        return {(rec["model"], rec["cell"], "x" if rec["grid"].startswith("x_") else "xh"): rec
+                for rec in rows.to_dict("records")}
 
     def judge(self, frame, context):
         results = []
         for metric in self.metrics:
-            change = self.changes(frame, metric)
-            for model in sorted({m for m, _ in change}):
-                if (model, "elstm") in change and (model, "lstm") in change:
-                    e, lstm = change[(model, "elstm")], change[(model, "lstm")]
-                    results.append((e < lstm, f"{model}: ELSTM changes by {e:.4f} {'<' if e < lstm else '≥'} "
-                                              f"LSTM by {lstm:.4f} ({metric})"))
-        return verdict_of(results, True, "no model with both cells run with both inputs (the paper gives a plot only)")
+            rows = self.rows_of(frame, metric)
+            for model in sorted({m for m, _, _ in rows}):
+                keys = [(model, cell, inputs) for cell in ("lstm", "elstm") for inputs in ("x", "xh")]
+                if not all(k in rows for k in keys):
+                    continue
+                lx, lxh, ex, exh = (rows[k] for k in keys)
+                lstm, elstm = abs(lx["mean"] - lxh["mean"]), abs(ex["mean"] - exh["mean"])
+                moves = decide(lstm, spread_of(lx, lxh), context)
+                less = decide(lstm - elstm, spread_of(lx, lxh, ex, exh), context)
+                ok = combined([moves, less])
+                text = (f"{model}: LSTM changes by {lstm:.4f}"
+                        + (noise_text(spread_of(lx, lxh), "") if context.weighs_noise else "")
+                        + f", ELSTM by {elstm:.4f} ({metric}; the LSTM "
+                        + {True: "changes", False: "does not change", None: "changes within the noise"}[moves]
+                        + ", the ELSTM " + {True: "less", False: "not less", None: "less or not within the noise"}[less]
+                        + ")")
+                results.append((ok, text))
+        return verdict_of(results, self.most, "no model with both cells run with both inputs (the paper gives a plot only)")
 
     def built(self, frame, elstm_moves: bool):
         frame = frame.copy()
@@ -217,6 +230,212 @@ class LessAffectedByInput(Check):
         return self.built(frame, elstm_moves=True)
 
 
+class PerUnit(Compare):
+    """``better`` beats every row of ``than`` on every metric (as :class:`Compare`, ``margin`` and
+    ``strict`` alike) in every unit ``per`` names (default: each macro model), or with ``in: most``
+    in more than half of the units: "most" counted over the units the sentence quantifies (macro
+    models), not over (model, other cell, metric) comparisons."""
+
+    kind = ""
+
+    def judge(self, frame, context):
+        per = self.per or ["model"]
+        inner = Compare({**{k: v for k, v in self.spec.items() if k not in ("in", "per")}, "in": "all"})
+        results = []
+        for metric in self.metrics:
+            rows = self.rows(frame, metric)
+            if rows.empty or any(u not in rows for u in per):
+                continue
+            for key, group in rows.groupby(per, sort=False):
+                verdict = inner.judge(group.assign(metric=metric), context)
+                if verdict.holds is None and verdict.open != INCONCLUSIVE:
+                    continue  # no pair in this unit
+                results.append((key, verdict))
+        units: dict = {}
+        for key, verdict in results:
+            units.setdefault(key, []).append(verdict)
+        combined_units = []
+        for key, verdicts in units.items():
+            ok = combined([v.holds for v in verdicts])
+            name = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
+            said = {True: "yes", False: "no", None: "within the noise"}[ok]
+            combined_units.append((ok, f"{name}: {name_of(self.better)} beats {name_of(self.than)}: {said} — "
+                                       + "; ".join(d.split(": ", 1)[-1] for v in verdicts for d in v.details)))
+        verdict = verdict_of(combined_units, self.most, f"no {name_of(self.better)} beside {name_of(self.than)} to compare")
+        if self.most and combined_units:  # the units counted are macro models, not comparisons
+            verdict.details[0] = verdict.details[0].replace(" comparisons hold", f" {'/'.join(per)}s: {name_of(self.better)} ahead")
+        return verdict
+
+
+class InSomeUnit(Compare):
+    """``better`` beats ``than`` by more than ``margin`` in at least one pair (one macro model
+    and one other cell): "up to 30 % increase" achieved somewhere. On ours, a pair counts only
+    beyond the noise; the claim fails only when every pair is decided against it."""
+
+    kind = ""
+
+    def judge(self, frame, context):
+        results = []
+        for metric in self.metrics:
+            pairs, units = self.pairs(self.rows(frame, metric))
+            if pairs.empty:
+                continue
+            pairs = pairs.assign(adv=self.advantage(metric, pairs))
+            for rec in pairs.to_dict("records"):
+                spread = self.spread(rec)
+                ok = decide(rec["adv"] - self.margin, spread, context, self.strict)
+                vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.than)
+                unit = ", ".join(str(rec[u]) for u in units)
+                said = {True: "≥" if not self.strict else ">", False: "<", None: "≈"}[ok]
+                results.append((ok, f"{unit}: {name_of(self.better)} {format_value(rec['mean_w'], metric)} − {vs} "
+                                    f"{format_value(rec['mean_l'], metric)} = {format_value(rec['adv'], metric, True)} "
+                                    f"{said} {format_value(self.margin, metric, True)} ({metric})"
+                                    + (noise_text(spread, metric) if context.weighs_noise else "")))
+        if not results:
+            return Verdict(None, [f"no {name_of(self.better)} beside {name_of(self.than)} to compare"])
+        good = sum(ok is True for ok, _ in results)
+        open_ = sum(ok is None for ok, _ in results)
+        holds = True if good else False if not open_ else None
+        head = f"in at least one of {len(results)} comparisons: {good} reach it" + (
+            f", {open_} within the noise" if open_ else "")
+        return Verdict(holds, [head, *(d for _, d in results)], INCONCLUSIVE if holds is None else "cannot be judged")
+
+
+class SomeAbovePublished(Check):
+    """At least one row of ``where`` (one unit, e.g. a macro model) is above the published value of
+    each metric at ``than`` (e.g. the bi-Att model of Table 6), in every metric at once. On ours,
+    each difference counts only beyond the noise of our mean; it fails only when every unit is
+    decided against it."""
+
+    kind = ""
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.than = self.spec["than"]
+
+    def judge(self, frame, context):
+        per = self.per or ["model"]
+        units: dict = {}
+        for metric in self.metrics:
+            bound = context.constant(metric, self.than)
+            if bound is None:
+                return Verdict(None, [f"no published {metric} of {name_of(self.than)}"])
+            for rec in with_spread_columns(self.rows(frame, metric)).to_dict("records"):
+                key = tuple(rec.get(u, "") for u in per)
+                spread = Spread(0.0, 1.0) if rec.get("n") == float("inf") else spread_of(rec)
+                ok = decide(rec["mean"] - bound, spread, context)
+                units.setdefault(key, []).append(
+                    (ok, f"{format_value(rec['mean'], metric)} {dict([(True, '>'), (False, '≤'), (None, '≈')])[ok]} "
+                         f"{name_of(self.than)} {format_value(bound, metric)} ({metric})"
+                         + (noise_text(spread, metric) if context.weighs_noise else "")))
+        if not units:
+            return Verdict(None, [f"no {name_of(self.where)} rows"])
+        results = [(combined([ok for ok, _ in parts]), ", ".join(map(str, key)) + ": " + "; ".join(d for _, d in parts))
+                   for key, parts in units.items()]
+        good = sum(ok is True for ok, _ in results)
+        open_ = sum(ok is None for ok, _ in results)
+        holds = True if good else False if not open_ else None
+        head = f"in at least one of {len(results)} units: {good} above" + (f", {open_} within the noise" if open_ else "")
+        return Verdict(holds, [head, *(d for _, d in results)], INCONCLUSIVE if holds is None else "cannot be judged")
+
+    def moved(self, frame, context, up: bool):
+        frame = frame.copy()
+        for metric in self.metrics:
+            bound = context.constant(metric, self.than) or 0.0
+            rows = self.picked(frame, metric, {})
+            frame.loc[rows, "mean"] = bound + (abs(bound) + 1.0) * (1 if up else -1)
+        return frame
+
+    def example(self, frame, context):
+        return self.moved(frame, context, True)
+
+    def counterexample(self, frame, context):
+        return self.moved(frame, context, False)
+
+
+class NotPeakAt(Check):
+    """In every unit (e.g. each cell), the value at ``position`` is below the largest value at
+    another position: no peak there (Fig. 5b: the LSTM "does not have strong response" to the "A",
+    "strong" as Fig. 5a uses it, a response at "A" above the others). On ours, some other
+    position's value must exceed it beyond the noise."""
+
+    kind = ""
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.at = self.spec["at"]
+
+    def judge(self, frame, context):
+        results = []
+        for metric in self.metrics:
+            rows = with_spread_columns(self.rows(frame, metric))
+            dim = next(iter(self.at))
+            units = self.per or [c for c in ("cell", "T") if c in rows and c not in self.at]
+            for key, group in (rows.groupby(units, sort=False) if units else [((), rows)]):
+                mine = select(group, self.at)
+                others = group.drop(mine.index)
+                if mine.empty or others.empty:
+                    continue
+                me = mine.iloc[0].to_dict()
+                top = others.loc[others["mean"].idxmax()].to_dict()
+                ok = combined([decide(top["mean"] - me["mean"], spread_of(me, top), context)])
+                name = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
+                results.append((ok, f"{name}: {dim} {me[dim]} {format_value(me['mean'], metric)}, largest elsewhere "
+                                    f"{dim} {top[dim]} {format_value(top['mean'], metric)} ({metric}; a peak at "
+                                    f"{me[dim]}: {dict([(True, 'no'), (False, 'yes'), (None, 'within the noise')])[ok]})"))
+        return verdict_of(results, self.most, f"no {name_of(self.at)} beside other values")
+
+    def set_peak(self, frame, peak: bool):
+        frame = frame.copy()
+        for metric in self.metrics:
+            at = self.picked(frame, metric, self.at)
+            frame.loc[at, "mean"] = frame["mean"].max() * 2 + 10 if peak else frame["mean"].min() / 2 - 10
+        return frame
+
+    def example(self, frame, context):
+        return self.set_peak(frame, False)
+
+    def counterexample(self, frame, context):
+        return self.set_peak(frame, True)
+
+
+class SameAsPublished(Check):
+    """Each of our rows of the metric equals the published value with the same labels (a count:
+    no tolerance). On the published numbers there is nothing to judge: they are the paper's own."""
+
+    kind = ""
+
+    def judge(self, frame, context):
+        if "source" in frame.columns or not context.weighs_noise:
+            return Verdict(None, ["these are the paper's own counts"])
+        results = []
+        for metric in self.metrics:
+            for rec in self.rows(frame, metric).to_dict("records"):
+                labels = {k: rec[k] for k in ("model", "cell") if k in rec}
+                published = context.constant(metric, labels)
+                if published is None:
+                    continue
+                ok = float(rec["mean"]) == published
+                results.append((ok, f"{name_of(labels)}: ours {rec['mean']:,.0f} {'=' if ok else '≠'} "
+                                    f"published {published:,.0f} ({metric})"))
+        return verdict_of(results, False, "no count of ours beside a published one")
+
+    def shifted(self, frame, context, shift: float):
+        frame = frame.copy()
+        for metric in self.metrics:
+            for index in self.picked(frame, metric, {}):
+                labels = {k: frame.at[index, k] for k in ("model", "cell") if k in frame}
+                value = context.constant(metric, labels)
+                frame.at[index, "mean"] = (value if value is not None else 0.0) + shift
+        return frame
+
+    def example(self, frame, context):
+        return self.shifted(frame, context, 0.0)
+
+    def counterexample(self, frame, context):
+        return self.shifted(frame, context, 1.0)
+
+
 def lm_table(report: StudyReport) -> None:
     """Table 5's bars, and what its bidirectional numbers are."""
     display_markdown(
@@ -227,3 +446,67 @@ def lm_table(report: StudyReport) -> None:
         "for the DBRNN against 267.47 for the basic RNN, and ours) measure copying what was seen, not language "
         "modelling; only the basic RNN's is a language model's.")
     accuracy_bars(report, "table5", "test_perplexity")
+
+
+class LargerGainIn(Check):
+    """The advantage of ``better`` (e.g. the ELSTM) over the best of ``than`` (the LSTM and the GRU)
+    is larger in every macro model of ``models`` (the seq2seq ones) than in every other macro model:
+    "perform particularly well for the seq2seq". On ours each difference of advantages counts only
+    beyond the noise of the four means involved."""
+
+    kind = ""
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.better, self.than, self.models = self.spec["better"], self.spec["than"], self.spec["models"]
+
+    def gains(self, rows: pd.DataFrame, metric: str) -> dict[str, tuple[float, dict, dict]]:
+        sign = 1 if self.higher(metric) else -1
+        out = {}
+        for model, group in with_spread_columns(rows).groupby("model", sort=False):
+            mine, others = select(group, self.better), select(group, self.than)
+            if mine.empty or others.empty:
+                continue
+            me = mine.iloc[0].to_dict()
+            best = others.loc[(sign * others["mean"]).idxmax()].to_dict()
+            out[model] = (sign * (me["mean"] - best["mean"]), me, best)
+        return out
+
+    def judge(self, frame, context):
+        results = []
+        for metric in self.metrics:
+            rows = self.rows(frame, metric)
+            if rows.empty or "model" not in rows:
+                continue
+            gains = self.gains(rows, metric)
+            chosen = [m for m in gains if m in {str(v) for v in (self.models if isinstance(self.models, list) else [self.models])}]
+            rest = [m for m in gains if m not in chosen]
+            for a in chosen:
+                for b in rest:
+                    (ga, ma, oa), (gb, mb, ob) = gains[a], gains[b]
+                    spread = spread_of(ma, oa, mb, ob)
+                    ok = decide(ga - gb, spread, context)
+                    results.append((ok, f"{a}: {name_of(self.better)} ahead by {format_value(ga, metric, True)} "
+                                        f"{dict([(True, '>'), (False, '≤'), (None, '≈')])[ok]} {b}: ahead by "
+                                        f"{format_value(gb, metric, True)} ({metric}; ahead of the best of "
+                                        f"{name_of(self.than)})"
+                                        + (noise_text(spread, metric) if context.weighs_noise else "")))
+        return verdict_of(results, self.most, f"no {self.models} beside another macro model")
+
+    def built(self, frame, larger: bool):
+        frame = frame.copy()
+        models = self.models if isinstance(self.models, list) else [self.models]
+        for metric in self.metrics:
+            mine = self.picked(frame, metric, self.better)
+            chosen = frame.loc[mine, "model"].isin([str(m) for m in models])
+            up = 1 if self.higher(metric) else -1
+            bump = 100.0 * up
+            frame.loc[mine[chosen.to_numpy()], "mean"] += bump if larger else -bump
+            frame.loc[mine[~chosen.to_numpy()], "mean"] += -bump if larger else bump
+        return frame
+
+    def example(self, frame, context):
+        return self.built(frame, True)
+
+    def counterexample(self, frame, context):
+        return self.built(frame, False)
