@@ -401,26 +401,48 @@ def test_shrinks_exponentially_judges_only_where_its_condition_holds():
     assert check.judge(only_outside, Context()).holds is None
 
 
-def test_counts_beyond_training_needs_every_seed_of_one_cell():
-    check = report_basics.CountsBeyondTraining({"factor": 2})
-    rows = [{"cell": c, "metric": "recognised_up_to", "mean": v} for c, v in
-            (("lstm", 25), ("lstm", 12), ("gru", 21), ("srn", 8))]
-    rows += [{"cell": c, "metric": "max_train_n", "mean": 10} for c in ("lstm", "gru", "srn")]
-    assert check.judge(pd.DataFrame(rows), Context()).holds is True  # the GRU
-    rows[2]["mean"] = 19
-    verdict = check.judge(pd.DataFrame(rows), Context())
-    assert verdict.holds is False and "LSTM: recognised up to n = 12 (target 20)" in verdict.details
+def test_shrinks_exponentially_reads_the_worst_run():
+    check = report_basics.ShrinksExponentially({"min_r2": 0.95, "max_radius": 1.0})
+    rows = [{"cell": "srn", "metric": f"{m}_{s}", "mean": mean, "min": low, "max": high}
+            for s in ("init", "trained")
+            for m, mean, low, high in (("log10_slope", -0.2, -0.4, 0.01), ("fit_r2", 0.99, 0.98, 0.995),
+                                       ("spectral_radius", 0.6, 0.5, 0.7))]
+    assert check.judge(pd.DataFrame(rows), Context(scale="paper")).holds is False  # one run's norm grows
+    for row in rows:
+        if row["metric"].startswith("log10_slope"):
+            row["max"] = -0.1
+    assert check.judge(pd.DataFrame(rows), Context(scale="paper")).holds is True
 
 
-def test_beats_unigram_per_cell():
-    check = report_basics.BeatsUnigram({})
-    rows = [{"cell": "srn", "metric": "test_perplexity", "mean": 300.0},
-            {"cell": "srn", "metric": "unigram_test_perplexity", "mean": 700.0},
-            {"cell": "gru", "metric": "test_perplexity", "mean": 710.0},
-            {"cell": "gru", "metric": "unigram_test_perplexity", "mean": 700.0}]
-    verdict = check.judge(pd.DataFrame(rows), Context())
-    assert verdict.holds is False and verdict.details == ["SRN: test perplexity 300.0 < unigram 700.0",
-                                                          "GRU: test perplexity 710.0 ≥ unigram 700.0"]
+def clipping_summary(clipped: tuple[float, float, float], unclipped: tuple[float, float, float], n: int):
+    """Summary rows of rise_in_loss: (mean, min, max) over n seeds per grid."""
+    return pd.DataFrame([{"grid": grid, "metric": "rise_in_loss", "mean": mean, "std": 0.0 if low == high else 1.0,
+                          "n": n, "min": low, "max": high}
+                         for grid, (mean, low, high) in (("clipped", clipped), ("unclipped", unclipped))])
+
+
+def test_less_likely_to_spike_compares_frequencies_over_runs():
+    check = report_basics.LessLikelyToSpike({"above": 1.0})
+    ours, printed = Context(scale="paper"), Context()
+    # every unclipped run spikes, no clipped one: holds, on point values and beyond the noise
+    frame = clipping_summary((0.2, 0.1, 0.3), (math.inf, 2.0, math.inf), 5)
+    assert check.judge(frame, printed).holds is True and check.judge(frame, ours).holds is True
+    # "less likely", not "never": one clipped run of five spiking still holds on point values when all
+    # unclipped ones do
+    frame = clipping_summary((0.8, 0.1, 2.0), (5.0, 2.0, 9.0), 5)
+    verdict = check.judge(frame, printed)
+    assert verdict.holds is True and "with clipping 1 to 4 of 5, without 5 of 5" in verdict.details[0]
+    # on ours, 1 to 4 of 5 against 5 of 5 is not settled by the summary: the least favourable bound
+    assert check.judge(frame, ours).holds is None
+    # some (not all) unclipped runs spike, none clipped: holds on point values; within the noise on ours
+    frame = clipping_summary((0.2, 0.1, 0.3), (1.5, 0.2, 3.0), 5)
+    assert check.judge(frame, printed).holds is True and check.judge(frame, ours).holds is None
+    # as many spikes with clipping as without: does not hold
+    frame = clipping_summary((3.0, 2.0, 4.0), (3.0, 2.0, 4.0), 5)
+    assert check.judge(frame, printed).holds is False and check.judge(frame, ours).holds is False
+    # no unclipped run spikes: clipping cannot make it less likely
+    frame = clipping_summary((0.2, 0.1, 0.3), (0.5, 0.1, 0.9), 5)
+    assert check.judge(frame, ours).holds is False
 
 
 # ----------------------------------------------------------------------------- study and report
@@ -492,3 +514,14 @@ def test_the_report_shows_every_figure_and_table(tmp_path, trained_runs):
                   "Which cells count beyond the training range", "the paper gives no numbers for it"):
         assert piece in text, piece
     assert "not judged" in text or "exponential decay" in text
+
+
+def test_less_likely_to_spike_counts_the_runs_of_an_analysis_table():
+    check = report_basics.LessLikelyToSpike({"above": 1.0})
+    rows = [{"grid": g, "metric": "rise_in_loss", "mean": v, "std": 0.0, "n": math.inf}
+            for g, v in (("clipped", 0.2), ("clipped", 0.3), ("clipped", 1.5),
+                         ("unclipped", math.inf), ("unclipped", 2.0), ("unclipped", 4.0))]
+    verdict = check.judge(pd.DataFrame(rows), Context(scale="paper"))
+    assert "with clipping 1 of 3, without 3 of 3" in verdict.details[0]
+    assert verdict.holds is None  # 1 of 3 against 3 of 3: within the noise of three runs
+    assert check.judge(pd.DataFrame(rows), Context()).holds is True

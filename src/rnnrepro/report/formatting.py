@@ -86,9 +86,12 @@ def format_value(value: float | None, metric: str, signed: bool = False) -> str:
 
 
 def format_mean_std(mean: float, std: float | None, n: float | None, metric: str) -> str:
-    """A mean ± standard deviation over ``n`` seeds (``'87.30 ± 0.12 % (n=3)'``); no n for published values."""
+    """A mean ± standard deviation over ``n`` seeds (``'87.30 ± 0.12 % (n=3)'``); no n for published values,
+    the value alone for an exact one (an analysis's computation: n infinite)."""
     if is_missing(mean):
         return "—"
+    if n is not None and n == float("inf"):
+        return format_value(mean, metric)
     fmt = metric_format(metric)
     text = format_value(mean, metric).removesuffix(fmt.unit)
     if not is_missing(std):
