@@ -19,8 +19,10 @@ repeat times every network once, in a random order). The networks run on the CPU
 times depend on the machine (processor, threads, load); only their ratios and trends are
 comparable with the paper's claim. Both the wall-clock time and the CPU time of the process are
 recorded; the CPU time is the steadier measure on a machine shared with other jobs.
-``sequential_steps`` is the number of cell applications the claim counts (T + d for the d-LSTM,
-2T for the Bi-LSTM, T for the LSTM).
+``sequential_steps`` is the number of cell steps a forward pass runs one after another, the
+quantity the claim counts (it says T + d for the d-RNN, 2T for the Bi-RNN): counted as the
+networks run, as the sum over their recurrent layers (each direction of the Bi-LSTM is one) of
+the length of the sequence each layer is given, not written down from the formula.
 """
 from __future__ import annotations
 
@@ -123,6 +125,24 @@ def _train_step(model, batch):
     return train_step
 
 
+def _sequential_steps(model, batch) -> int:
+    """The cell steps one forward pass of ``model`` runs: the length of the sequence each of its
+    recurrent layers (:class:`rnnrepro.layers.Recurrent`, one per direction) is given, summed."""
+    from ..layers import Recurrent
+
+    lengths: list[int] = []
+    hooks = [module.register_forward_pre_hook(lambda _, args: lengths.append(int(args[0].shape[0])))
+             for module in model.modules() if isinstance(module, Recurrent)]
+    try:
+        _forward(model, batch)()
+    finally:
+        for hook in hooks:
+            hook.remove()
+    if not lengths:
+        raise RuntimeError(f"{type(model).__name__} ran no recurrent layer: no steps to count")
+    return sum(lengths)
+
+
 #: The timings of :func:`cost` (each also with ``_min`` and ``_max``).
 COST_TIMINGS = [f"{what}_{clock}seconds" for what in ("forward", "train_step") for clock in ("", "cpu_")]
 
@@ -137,7 +157,8 @@ def cost(lengths: list | None = None, delays: list | None = None, hidden_size: i
     ``train_step_seconds`` (wall-clock medians over ``repeats``), ``forward_cpu_seconds`` and
     ``train_step_cpu_seconds`` (CPU time of this process, which other processes on a shared
     machine disturb far less), each also with ``_min`` / ``_max`` (spread),
-    ``sequential_steps`` (T, T + d or 2T) and ``params``. ``model`` is ``basic``
+    ``sequential_steps`` (the cell steps one forward pass runs, counted by :func:`_sequential_steps`;
+    the claim says T, T + d, 2T) and ``params``. ``model`` is ``basic``
     (LSTM), ``delayed`` (d-LSTM, one row set per delay) or ``brnn`` (Bi-LSTM).
     """
     from ..models import build_model
@@ -176,7 +197,7 @@ def cost(lengths: list | None = None, delays: list | None = None, hidden_size: i
                         times[(key, f"{what}_seconds")].append(time.perf_counter() - wall)
                         times[(key, f"{what}_cpu_seconds")].append(time.process_time() - cpu)
         for (name, delay), (model, _, _) in calls.items():
-            steps = {"basic": T, "delayed": T + delay, "brnn": 2 * T}[name]
+            steps = _sequential_steps(model, batch)  # counted as it runs: T, T + d, 2T by the claim
             base = {"model": name, "delay": delay, "T": T}
             for metric in metrics:
                 measured = times[((name, delay), metric)]
