@@ -27,3 +27,51 @@ def test_benchmark_prints_a_row_per_cell_and_a_floor_per_input_only_cell(capsys)
     assert "sequential" in rows["lstm"] and "<= 1.25" in rows["lstm"]
     assert "input-only" in rows["sgru"] and "<= 0.50" in rows["sgru"]
     assert "floor" in rows["sgru W_ih x only"]
+
+
+def test_benchmark_prints_one_table_per_thread_count_and_what_ran(capsys):
+    """``--threads 1 2``: a table each; the runs column names what ran each sequence: oneDNN's
+    kernel for nn.LSTM and the lstm cell (torch's LSTM, fused by default on the CPU), our loop
+    for the GRU on the CPU and for every other cell."""
+    import torch
+
+    bench = load_benchmark()
+    bench.main(["--steps", "3", "--hidden", "4", "--input", "5", "--batch", "2", "--repeats", "1",
+                "--warmup", "0", "--threads", "1", "2", "--cells", "lstm", "gru", "elstm"])
+    lines = capsys.readouterr().out.splitlines()
+    headers = [i for i, line in enumerate(lines) if line.startswith("cell (")]
+    assert [lines[i].split("  ")[0] for i in headers] == ["cell (1 thread)", "cell (2 threads)"]
+    onednn = torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+    for start in headers:
+        rows = {re.split(r"\s{2,}", line)[0]: re.split(r"\s{2,}", line)[2] for line in lines[start + 1:start + 5]}
+        assert set(rows) == {"nn.LSTM (ms)", "lstm", "gru", "elstm"}
+        assert rows["lstm"] == rows["nn.LSTM (ms)"] == ("oneDNN" if onednn else "torch op")
+        assert rows["gru"] == rows["elstm"] == "loop"
+
+
+def test_benchmark_on_cuda_skips_cleanly_without_cuda(capsys):
+    import pytest
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here: the cuda benchmark would run")
+    bench = load_benchmark()
+    bench.main(["--device", "cuda", "--steps", "3", "--hidden", "4", "--input", "5", "--batch", "2",
+                "--repeats", "1", "--warmup", "0"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and "CUDA is not available" in lines[0]
+
+
+def test_benchmark_script_exits_0_on_cuda_without_cuda():
+    import subprocess
+    import sys
+
+    import pytest
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here: the cuda benchmark would run")
+    done = subprocess.run([sys.executable, str(BENCHMARK), "--device", "cuda"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().count("\n") == 0 and "CUDA is not available" in done.stdout

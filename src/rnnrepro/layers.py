@@ -68,7 +68,12 @@ class Recurrent(nn.Module):
         mask = length_mask(lengths, x.shape[0])
         if mask is not None and bool(mask.all()):
             mask = None  # all sequences full length: skip the per-step select
-        out, state = self.cell.sequence(self.cell.project_input(x), state, mask)
+        # a cell that is torch's (LSTM, GRU) may run torch's fused op; the cell decides
+        fused = self.cell.fused_sequence(x, state, None if mask is None else lengths)
+        if fused is not None:
+            out, state = fused
+        else:
+            out, state = self.cell.sequence(self.cell.project_input(x), state, mask)
         if self.reverse:
             out = reverse_padded(out, lengths)
         return out, state

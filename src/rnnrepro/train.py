@@ -90,7 +90,7 @@ EXIT_INTERRUPTED = 143  # 128 + SIGTERM: "stopped on request, resumable"
 CHECKPOINT = "checkpoint.pt"
 MODEL = "model.pt"
 #: Environment switches that change how (not what) the cells compute; recorded in provenance.
-SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PACKED")
+SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PACKED", "RNNREPRO_FUSED")
 
 
 def setting(default: Any, help: str) -> Any:

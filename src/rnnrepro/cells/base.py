@@ -182,6 +182,16 @@ class RecurrentCell(nn.Module):
         """
         return self.reference_sequence(xp, state, mask, t)
 
+    def fused_sequence(self, x: Tensor, state: State,
+                       lengths: Tensor | None = None) -> tuple[Tensor, State] | None:
+        """The whole sequence from the raw input ``x`` (T, B, input) through torch's fused RNN op
+        (cuDNN, oneDNN), or None where it does not apply: the layer then runs
+        ``sequence(project_input(x), ...)``. ``lengths`` (B,) or None when every sequence is
+        full length; results as :meth:`sequence`'s (outputs at padded steps excepted, which
+        callers ignore). Only cells that compute exactly a torch.nn RNN override it (LSTM, GRU;
+        see :mod:`.fused`); every other cell keeps its loop."""
+        return None
+
     def fast_loop_applies(self, xp: Tensor) -> bool:
         """Whether :meth:`sequence` may take its fast loop: not for empty sequences, nor under
         autocast or with inputs in another dtype than the weights (the reference loop, plain

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import activations
+from . import activations, fused
 from .base import MemoryTerms, RecurrentCell, State
 from .gru_loop import GRULoop
 from .registry import CELLS
@@ -25,6 +25,10 @@ class GRUCell(RecurrentCell):
     al.'s first form); torch.nn.GRU and cuDNN apply it after, r_t ⊙ (U h_{t-1}); we keep
     torch's form so that the cell equals torch.nn.GRU. Both have 3N(M+N+1) parameters with
     one bias per gate (``recurrent_bias=False``, Table 1). State is (h,).
+
+    Because the cell is torch's form, a layer may run it through torch's fused GRU op (cuDNN
+    on a GPU; see :mod:`.fused`), which computes the same r_t ⊙ (W_hn h_{t-1} + b_hn): the
+    fused path is this cell, not the paper's eq. 14. ``recurrent_bias=False`` passes b_hh = 0.
     """
 
     num_chunks = 3
@@ -40,6 +44,21 @@ class GRUCell(RecurrentCell):
         n = torch.tanh(xn + r * hn)
         h = (1 - z) * n + z * h
         return h, (h,), MemoryTerms(forget=z, write=1 - z, content=n, memory=h)
+
+    #: The methods that hold the equations; a subclass overriding one is not torch.nn.GRU.
+    EQUATIONS = ("project_input", "recurrent", "memory_step", "step")
+
+    def is_torch_gru(self) -> bool:
+        """Whether this cell computes exactly torch.nn.GRU: this class's equations and parameters."""
+        return self.num_chunks == 3 and self.hh_chunks == 3 and fused.overrides_nothing(self, GRUCell, self.EQUATIONS)
+
+    def fused_sequence(self, x: Tensor, state: State,
+                       lengths: Tensor | None = None) -> tuple[Tensor, State] | None:
+        """torch.nn.GRU's fused op on this cell's parameters where :func:`.fused.applies` (by
+        default: cuDNN on a GPU; on the CPU torch has no fused GRU and our loop is faster); else None."""
+        if not self.is_torch_gru():
+            return None
+        return fused.sequence("gru", self, x, state, lengths)
 
     def sequence(self, xp: Tensor, state: State, mask: Tensor | None = None,
                  t: int = 0) -> tuple[Tensor, State]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from . import activations
+from . import activations, fused
 from .base import MemoryTerms, RecurrentCell, State, combined_bias, final_from_outputs, last_real_step
 from .input_gates_loop import InputGatesLoop
 from .lstm_loop import LSTMLoop
@@ -177,6 +177,29 @@ class LSTMCell(RecurrentCell):
             h = torch.tanh(self._preactivations(xp_t, state[0])["g"])
             return h, (h,)
         return super().step(xp_t, state, t)
+
+    # -- torch's fused op -------------------------------------------------------------
+    #: The methods that hold the equations: a subclass overriding one (ELSTM's scales and
+    #: cell bias) computes another cell than torch.nn.LSTM.
+    EQUATIONS = ("project_input", "_preactivations", "_content", "_output", "memory_step", "step",
+                 "scale_at", "scales", "cell_bias")
+
+    def is_torch_lstm(self) -> bool:
+        """Whether this cell computes exactly torch.nn.LSTM, judged by its settings, not its name:
+        the default content ("srnn"), an output gate, no feed-forward, gates that see h_{t-1},
+        and the equations and parameters of this class (so ELSTM, PRU, PRU+, LSTM+, the wsum
+        ablations and I_t = X_t keep their loops)."""
+        return (self.gates and self.content == "srnn" and self.output_gate and not self.feed_forward
+                and not self.input_only and self.num_chunks == 4 and self.hh_chunks == 4
+                and fused.overrides_nothing(self, LSTMCell, self.EQUATIONS))
+
+    def fused_sequence(self, x: Tensor, state: State,
+                       lengths: Tensor | None = None) -> tuple[Tensor, State] | None:
+        """torch.nn.LSTM's fused op (cuDNN on a GPU, oneDNN on the CPU) on this cell's
+        parameters, where the cell is torch's LSTM and :func:`.fused.applies`; else None."""
+        if not self.is_torch_lstm():
+            return None
+        return fused.sequence("lstm", self, x, state, lengths)
 
     # -- fast loops -------------------------------------------------------------------
     def sequence(self, xp: Tensor, state: State, mask: Tensor | None = None,

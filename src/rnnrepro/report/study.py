@@ -220,7 +220,8 @@ class StudyReport:
             return "**Provenance:** no finished runs yet."
         parts = []
         for column, name in (("device", "device"), ("torch", "torch"), ("threads", "threads"),
-                             ("RNNREPRO_SCRIPT", "RNNREPRO_SCRIPT"), ("RNNREPRO_PACKED", "RNNREPRO_PACKED")):
+                             ("RNNREPRO_SCRIPT", "RNNREPRO_SCRIPT"), ("RNNREPRO_PACKED", "RNNREPRO_PACKED"),
+                             ("RNNREPRO_FUSED", "RNNREPRO_FUSED")):
             if column in made:
                 values = sorted({v or "unset" for v in made[column]}, key=frames.natural_key)
                 parts.append(f"{name} {', '.join(values)}")
