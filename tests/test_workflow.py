@@ -90,12 +90,13 @@ def test_second_invocation_has_nothing_to_do(project):
 
 
 def test_changed_training_code_reruns_every_run(project):
-    """The training code's identity is a param of every run: another identity plans them all
-    again (a dry run; the workflow file is restored afterwards)."""
+    """The identity of the code a run executes is a param of every run: another identity plans
+    them all again (a dry run; the workflow file is restored afterwards). Which edit changes
+    which runs' identity is tested in test_plugin.py."""
     common = project / "workflow" / "rules" / "common.smk"
     original = common.read_text()
     try:
-        common.write_text(original + '\nTRAINING_CODE_IDENTITY = "edited training code"\n')
+        common.write_text(original + '\n\ndef run_code(wildcards):\n    return "edited training code"\n')
         result = snakemake("-n", "all", cwd=project)
     finally:
         common.write_text(original)
