@@ -217,7 +217,7 @@ def test_checkpoint_on_a_full_disk_then_resume_is_identical(tmp_path, full_disk,
     assert leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("name", ["config.json", "curve.tsv", "metrics.json", "model.pt"])
+@pytest.mark.parametrize("name", ["config.json", "curve.tsv", "items.npz", "metrics.json", "model.pt"])
 def test_outputs_on_a_full_disk_then_rerun_is_identical(tmp_path, full_disk, reference, name):
     """Every file the run writes at its end fails the same way; the rerun only writes them."""
     disk = full_disk(name)

@@ -22,6 +22,7 @@ from rnnrepro.aggregate import curve_means, load_run
 from rnnrepro.analyses import ANALYSES, TrainedRun
 from rnnrepro.config_check import ConfigError
 from rnnrepro.data.prepared import write_json_gz
+from rnnrepro.metrics.items import ITEMS_FILE, SplitItems
 from rnnrepro.report import render
 from rnnrepro.studies import load_workflow_config, study_schema_of, validate
 from rnnrepro.study_metrics import analysis_metrics, curve_metrics, run_metrics, training_metrics
@@ -282,6 +283,27 @@ def test_a_task_declares_what_its_evaluate_writes(trained, case):
     params = dict(run.identity["task"])
     declared = TASKS[params.pop("name")].emitted_metrics(**params)
     assert {name for name in written if name.startswith(("dev_", "test_"))} == declared
+
+
+#: tasks that keep no test items (their metrics are not sums over items, or no claim compares single runs of them)
+NO_ITEMS = {"copying", "anbn", "anbn_seen_only", "presence"}
+
+
+@pytest.mark.parametrize("case", list(RUNS))
+def test_a_run_keeps_test_items_that_give_its_test_metrics(trained, case):
+    """items.npz: per test item (sentence, window, sequence) the statistics whose sums give the
+    run's test metrics, each recomputed from them equal to what metrics.json says."""
+    run = trained[case]
+    items = SplitItems.load(run.folder / ITEMS_FILE)
+    if case in NO_ITEMS:
+        assert items is None
+        return
+    written = json.loads((run.folder / "metrics.json").read_text())
+    assert items is not None and len(items) > 1 and items.metrics
+    assert set(items.metrics) <= {name for name in written if name.startswith("test_")}
+    for metric in items.metrics:
+        # float32 sums in evaluate, float64 over items: equal to float32 rounding
+        assert items.value(metric) == pytest.approx(written[metric], rel=1e-6, abs=1e-9), metric
 
 
 @pytest.mark.parametrize("case", list(RUNS))

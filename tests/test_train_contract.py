@@ -272,8 +272,8 @@ def test_early_stopped_checkpoint_skips_training(tmp_path, lm_data, lm_reference
 
 def test_no_temporary_files_left(tmp_path):
     train_run(adding_run(epochs=1), tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt", "config.json", "curve.tsv", "metrics.json",
-                                                          "model.pt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt", "config.json", "curve.tsv", "items.npz",
+                                                          "metrics.json", "model.pt"]
 
 
 def test_device_is_chosen_when_the_run_starts(monkeypatch, tmp_path):

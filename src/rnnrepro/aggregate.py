@@ -14,7 +14,9 @@ passes it as a list of *uses* ``{"artifact", "folder", "labels"}``. This module 
 * ``curves``: one row per (use, curve point), the same identity columns then
   ``step, epoch, metric, value``;
 * ``provenance``: one row per run: device, torch version, threads, switches, training wall
-  time, and from Snakemake's ``benchmark.tsv`` the job's wall time, CPU time and peak memory.
+  time, and from Snakemake's ``benchmark.tsv`` the job's wall time, CPU time and peak memory;
+* ``items``: the test items every run keeps (``items.npz``, :mod:`rnnrepro.metrics.items`), by
+  run, in one file: what the report's paired bootstrap resamples.
 
 A run used by several artifacts appears once under each of them. Extra labels become extra
 columns, empty for uses without them.
@@ -38,6 +40,7 @@ from typing import Any
 import pandas as pd
 
 from rnnrepro.atomic import atomic_path
+from rnnrepro.metrics.items import ITEMS_FILE, SplitItems, save_study_items
 
 #: Labels every use carries.
 REQUIRED_LABELS: tuple[str, ...] = ("task", "model", "cell", "seed")
@@ -156,6 +159,17 @@ def load_run(run_dir: Path | str) -> Run:
                curve=_read_curve(run_dir))
 
 
+def _read_items(run_dir: Path) -> SplitItems | None:
+    """The run's test items; None when it kept none (or predates them)."""
+    path = run_dir / ITEMS_FILE
+    if not path.exists():
+        return None
+    try:
+        return SplitItems.load(path)
+    except (OSError, ValueError, KeyError) as err:
+        raise RunFolderError(run_dir, f"{ITEMS_FILE} is unreadable ({err})") from err
+
+
 def curve_means(curve: pd.DataFrame) -> dict[str, float]:
     """``mean_<metric>`` for every metric of a curve: the mean of its points."""
     if curve.empty:
@@ -214,15 +228,27 @@ def write_csv(frame: pd.DataFrame, path: Path | str) -> None:
         frame.to_csv(tmp, index=False)
 
 
+def collect_items(uses: Iterable[Mapping[str, Any]]) -> dict[str, SplitItems]:
+    """The test items of the uses' runs that kept some, by run name."""
+    folders = {str(use["folder"]) for use in uses}
+    found = {run_name(folder): _read_items(Path(folder)) for folder in sorted(folders)}
+    return {name: items for name, items in found.items() if items is not None}
+
+
 def write_tables(uses: Iterable[Mapping[str, Any]], study: str, scale: str, table_path: Path | str,
-                 curves_path: Path | str, provenance_path: Path | str | None = None
-                 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Collect the uses and write the run, curve (and provenance) tables as CSV files."""
+                 curves_path: Path | str, provenance_path: Path | str | None = None,
+                 items_path: Path | str | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Collect the uses and write the run, curve (and provenance) tables as CSV files, and the
+    runs' test items (``items_path``)."""
+    uses = list(uses)
     table, curves, provenance = collect(uses, study, scale)
     write_csv(table, table_path)
     write_csv(curves, curves_path)
     if provenance_path is not None:
         write_csv(provenance, provenance_path)
+    if items_path is not None:
+        with atomic_path(items_path) as tmp:
+            save_study_items(tmp, collect_items(uses))
     return table, curves, provenance
 
 

@@ -45,6 +45,10 @@ class Layout:
         """``kind``: runs, curves or provenance."""
         return f"{self.root}/tables/{study}/{kind}.csv"
 
+    def items(self, study: str) -> str:
+        """The test items of a study's runs (``rnnrepro.metrics.items``), for the paired bootstrap."""
+        return f"{self.root}/tables/{study}/items.npz"
+
     def plan(self, study: str) -> str:
         return f"{self.root}/plans/{study}.json"
 

@@ -8,7 +8,8 @@
   same metrics as an uninterrupted run.
 - SIGTERM or SIGUSR1 (what SLURM sends before preempting) makes the run finish its
   current step, write a checkpoint and exit with :data:`EXIT_INTERRUPTED`.
-- Outputs appear atomically: config.json, curve.tsv, metrics.json, then model.pt (the final
+- Outputs appear atomically: config.json, curve.tsv, items.npz (the test split's per-item
+  statistics, for the report's paired bootstrap), metrics.json, then model.pt (the final
   model -- with early stopping, the one kept -- for analyses) last; checkpoint.pt is the
   resume state, never a declared output.
 - A run's identity is its config (task, model, cell, train, seed) plus the identities of its
@@ -80,6 +81,7 @@ import torch
 from torch import nn
 
 from . import atomic
+from .metrics.items import ITEMS_FILE, ItemRecorder, SplitItems, save_no_items
 from .models import build_model
 from .tasks import Predictions, Task, build_task
 from .tasks.base import detach_state, forward_with_state, move_state, state_obstacle
@@ -381,6 +383,18 @@ def evaluate(model: nn.Module, task: Task, splits: tuple[str, ...], cfg: TrainCo
     return metrics
 
 
+def final_evaluation(model: nn.Module, task: Task, cfg: TrainConfig, device) -> tuple[dict[str, float], SplitItems | None]:
+    """The dev and test metrics of the trained model, and its test items when the task records
+    them (:meth:`Task.item_formulas`), kept for the paired bootstrap of the report."""
+    formulas = task.item_formulas()
+    if not formulas:
+        return evaluate(model, task, ("dev", "test"), cfg, device), None
+    metrics = evaluate(model, task, ("dev",), cfg, device)
+    recorder = ItemRecorder(task.item_unit)
+    metrics.update(task.evaluate(model, "test", cfg.eval_batch_size, device, items=recorder))
+    return metrics, recorder.items("test", formulas)
+
+
 def provenance(device: torch.device, seconds: float) -> dict[str, Any]:
     """Where and how a run's numbers were made (not part of its identity)."""
     return {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
@@ -489,12 +503,13 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
                                      progress.best_epoch, cfg.patience)
             save()
 
+    items = None
     if progress.diverged_step is not None:
         metrics = diverged_metrics(evaluate(model, task, ("dev", "test"), cfg, device), progress.diverged_step)
     else:
         if best_model is not None:
             model.load_state_dict(best_model)
-        metrics = evaluate(model, task, ("dev", "test"), cfg, device)
+        metrics, items = final_evaluation(model, task, cfg, device)
         if cfg.on_nonfinite == "record":
             metrics["diverged"] = 0
     train_loss = progress.last_epoch_loss
@@ -504,7 +519,7 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
     if goal is not None:
         metrics["best_epoch"] = progress.best_epoch
     seconds = seconds_before + time.monotonic() - started
-    write_outputs(out_dir, run, progress, metrics, model, provenance(device, seconds))
+    write_outputs(out_dir, run, progress, metrics, model, provenance(device, seconds), items)
     return metrics
 
 
@@ -525,12 +540,17 @@ def improves(value: float, best: float | None, goal: str, min_delta: float) -> b
 
 
 def write_outputs(out_dir: Path, run: dict, progress: Progress, metrics: dict[str, float],
-                  model: nn.Module, made: dict[str, Any]) -> None:
-    """config.json, curve.tsv, metrics.json (with ``provenance``), then model.pt last:
-    model.pt marks a finished run."""
+                  model: nn.Module, made: dict[str, Any], items: SplitItems | None = None) -> None:
+    """config.json, curve.tsv, items.npz (the test items, empty when the task records none),
+    metrics.json (with ``provenance``), then model.pt last: model.pt marks a finished run."""
     atomic.write_json(out_dir / "config.json", run)
     lines = ["step\tepoch\tmetric\tvalue"] + [f"{s}\t{e}\t{m}\t{v!r}" for s, e, m, v in progress.curve]
     atomic.write_text(out_dir / "curve.tsv", "\n".join(lines) + "\n")
+    with atomic.atomic_path(out_dir / ITEMS_FILE) as tmp:
+        if items is not None:
+            items.save(tmp)
+        else:
+            save_no_items(tmp)
     atomic.write_json(out_dir / "metrics.json", {**metrics, "provenance": made})
     with atomic.atomic_path(out_dir / MODEL) as tmp:
         torch.save({"format": 1, "config": run, "model": model.state_dict()}, tmp)

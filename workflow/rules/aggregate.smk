@@ -1,4 +1,5 @@
-# Per study, long-form tables of every run's metrics, training curves and provenance, each
+# Per study, long-form tables of every run's metrics, training curves and provenance (and the
+# runs' test items), each
 # run labelled by the artifacts that use it (the labels are a param: they never touch a run).
 
 
@@ -9,6 +10,7 @@ rule aggregate:
         table=LAYOUT.table("{study}", "runs"),
         curves=LAYOUT.table("{study}", "curves"),
         provenance=LAYOUT.table("{study}", "provenance"),
+        items=LAYOUT.items("{study}"),  # the runs' test items, for the paired bootstrap of the verdicts
     params:
         uses=study_uses,
         scale=SCALE,

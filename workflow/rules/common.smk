@@ -136,11 +136,13 @@ def plan_digest(wildcards):
 
 
 def study_inputs(wildcards):
-    """The files a study's summary and report read, by name: its plan, tables, published
-    numbers and one analysis_<artifact> per analysis (rnnrepro.report.study.StudyInputs)."""
+    """The files a study's summary and report read, by name: its plan, tables, the runs' test
+    items, published numbers and one analysis_<artifact> per analysis
+    (rnnrepro.report.study.StudyInputs)."""
     study = wildcards.study
     return {"plan": LAYOUT.plan(study), "table": LAYOUT.table(study, "runs"),
             "curves": LAYOUT.table(study, "curves"), "provenance": LAYOUT.table(study, "provenance"),
+            "items": LAYOUT.items(study),
             "published": published_values(wildcards),
             **{f"analysis_{artifact}": LAYOUT.analysis(study, artifact) for artifact in STUDIES[study].analyses}}
 

@@ -102,13 +102,19 @@ def rows_of(table: pd.DataFrame, artifact: str, metrics: Sequence[str] | None = 
 
 def summarise(rows: pd.DataFrame) -> pd.DataFrame:
     """Mean, standard deviation (ddof=1, NaN for one seed), count, min and max over seeds per
-    labels and metric."""
+    labels and metric; ``run``: the run's name when one run makes the point (else empty), whose
+    test items the paired bootstrap of a verdict resamples."""
     keys = [*label_columns(rows), "metric"]
     if rows.empty:
-        return pd.DataFrame(columns=[*keys, *SUMMARY_STATS])
+        return pd.DataFrame(columns=[*keys, *SUMMARY_STATS, "run"])
     rows = rows.assign(value=pd.to_numeric(rows["value"], errors="coerce"))
-    summary = rows.groupby(keys, sort=False)["value"].agg(mean="mean", std="std", n="count", min="min",
-                                                           max="max").reset_index()
+    grouped = rows.groupby(keys, sort=False)
+    summary = grouped["value"].agg(mean="mean", std="std", n="count", min="min", max="max").reset_index()
+    if "run" in rows:
+        single = grouped["run"].agg(lambda runs: runs.iloc[0] if len(runs) == 1 else "").reset_index(drop=True)
+        summary["run"] = single.to_numpy()
+    else:
+        summary["run"] = ""
     return sort_rows(summary)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..metrics.items import SplitItems, load_study_items
 from ..studies import Study, study_from_plan
 from . import frames
 from .verdicts import ClaimResult, Verdict, judge_claim
@@ -36,6 +37,7 @@ class StudyInputs:
     published: tuple[str, ...] = ()
     analyses: Mapping[str, str] = field(default_factory=dict)  # artifact -> its analysis table
     verdicts: str | None = None  # the summary's verdicts (the report reads them; the summary writes them)
+    items: str | None = None  # the runs' test items (the summary's paired bootstrap)
 
     @classmethod
     def from_mapping(cls, named: Mapping[str, object]) -> "StudyInputs":
@@ -51,14 +53,16 @@ class StudyInputs:
                    published=tuple(str(p) for p in ([published] if isinstance(published, str) else published)),
                    analyses={key[len(ANALYSIS_INPUT):]: one(value) for key, value in named.items()
                              if key.startswith(ANALYSIS_INPUT)},
-                   verdicts=one(named["verdicts"]) if named.get("verdicts") else None)
+                   verdicts=one(named["verdicts"]) if named.get("verdicts") else None,
+                   items=one(named["items"]) if named.get("items") else None)
 
     def as_parameters(self) -> dict[str, object]:
         """The same mapping as plain data (the report notebook's ``inputs`` parameter)."""
         named = {"plan": self.plan, "table": self.table, "curves": self.curves, "provenance": self.provenance,
                  "published": list(self.published),
                  **{f"{ANALYSIS_INPUT}{artifact}": path for artifact, path in self.analyses.items()}}
-        return {**named, "verdicts": self.verdicts} if self.verdicts else named
+        optional = {"verdicts": self.verdicts, "items": self.items}
+        return {**named, **{name: path for name, path in optional.items() if path}}
 
 
 def read_plan(path: str | Path) -> Study:
@@ -97,6 +101,7 @@ class StudyReport:
     provenance: pd.DataFrame
     published_rows: pd.DataFrame
     verdicts: pd.DataFrame | None = None  # the summary's verdicts, one row per claim
+    items: Mapping[str, SplitItems] = field(default_factory=dict)  # test items by run (paired bootstrap)
     claims: list[ClaimResult] = field(default_factory=list)  # verdicts shown so far
     shown: list[str] = field(default_factory=list)  # artifacts whose section was shown
 
@@ -114,7 +119,8 @@ class StudyReport:
         return cls(study=study, inputs=inputs, runs=frames.load_table(inputs.table),
                    curves=frames.load_table(inputs.curves),
                    provenance=frames.load_table(inputs.provenance, columns=("run",)),
-                   published_rows=frames.load_published(inputs.published, study.name), verdicts=verdicts)
+                   published_rows=frames.load_published(inputs.published, study.name), verdicts=verdicts,
+                   items=load_study_items(frames.existing(inputs.items)) if inputs.items else {})
 
     # -- data ----------------------------------------------------------------------------------
     @property
@@ -172,7 +178,7 @@ class StudyReport:
         if self.study.extra_cells and "cell" in ours:
             ours = ours[~ours["cell"].isin(self.study.extra_cells)]
         pub_rows = frames.rows_of(self.published_rows, artifact)
-        return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale)
+        return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale, self.items)
                 for claim in self.study.artifacts[artifact].claims]
 
     def judged(self, artifact: str) -> list[ClaimResult]:

@@ -41,9 +41,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
 import pandas as pd
 
+from ..metrics.items import SplitItems, bootstrap_se, describe
 from .formatting import format_value, higher_is_better, natural_key
 from .frames import label_columns, label_text
 
@@ -82,10 +82,37 @@ class Verdict:
 @dataclass
 class Context:
     """What a check may read besides its summary: the artifact's published rows (constants such
-    as a baseline) and the scale (None for the published numbers)."""
+    as a baseline), the scale (None for the published numbers) and our runs' test items (by run
+    name, for the paired bootstrap of :meth:`noise`)."""
 
     published: pd.DataFrame = field(default_factory=pd.DataFrame)
     scale: str | None = None
+    items: Mapping[str, SplitItems] = field(default_factory=dict)
+
+    def noise(self, metric: str, plus: Sequence[Mapping[str, Any]],
+              minus: Sequence[Mapping[str, Any]] = ()) -> Spread | None:
+        """The uncertainty of Σ plus − Σ minus (summary rows of ``metric``): see :meth:`noise_of`."""
+        return self.noise_of(metric, [(1.0, row) for row in plus] + [(-1.0, row) for row in minus])
+
+    def noise_of(self, metric: str, terms: Sequence[tuple[float, Mapping[str, Any]]]) -> Spread | None:
+        """The uncertainty of Σ c · mean over ``terms`` ((c, summary row of ``metric``) pairs).
+        Over seeds where every row has several (:func:`spread_of`); else, on ours, where each row
+        is a single run that kept its test items and all were scored on the same items, the
+        paired bootstrap over those items (:func:`rnnrepro.metrics.items.bootstrap_se`, z = 1.96);
+        else None."""
+        spread = spread_of(*(row for _, row in terms))
+        if spread is not None or not self.weighs_noise or not self.items:
+            return spread
+        runs = []
+        for c, row in terms:
+            if row.get("n") == math.inf:  # an exact value
+                continue
+            items = self.items.get(str(row.get("run") or ""))
+            if items is None:
+                return None
+            runs.append((c, items))
+        se = bootstrap_se(runs, metric) if runs else None
+        return None if se is None else Spread(se, Z_95, f"paired bootstrap over {describe(runs[0][1])}")
 
     @property
     def weighs_noise(self) -> bool:
@@ -169,7 +196,9 @@ def varying(frames: Sequence[pd.DataFrame], exclude: set[str]) -> list[str]:
 T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
         12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042}
 NOISE_TEST = ("Welch's t-test at 95 % over seeds, conservatively with min(n) − 1 degrees of freedom")
-ONE_SEED = "one seed: no spread to weigh the difference against"
+ONE_SEED = "one seed, and no test items to resample: no spread to weigh the difference against"
+#: The two-sided 95 % quantile of the normal distribution (the paired bootstrap's standard error).
+Z_95 = 1.96
 
 
 def t_95(df: int) -> float:
@@ -179,10 +208,12 @@ def t_95(df: int) -> float:
 
 @dataclass(frozen=True)
 class Spread:
-    """The uncertainty of a difference of means over seeds: its standard error and the t quantile."""
+    """The uncertainty of a difference: its standard error, the quantile it is multiplied by
+    (Student's t over seeds, 1.96 for the bootstrap) and where it comes from (empty: seeds)."""
 
     se: float
     t: float
+    source: str = ""
 
     @property
     def half_width(self) -> float:
@@ -206,8 +237,10 @@ def spread_of(*rows: Mapping[str, Any]) -> Spread | None:
 
 
 def with_spread_columns(rows: pd.DataFrame) -> pd.DataFrame:
-    """``rows`` with ``std`` and ``n`` columns (NaN where a summary has none, e.g. published)."""
-    return rows.assign(**{column: rows[column] if column in rows else math.nan for column in ("std", "n")})
+    """``rows`` with ``std``, ``n`` (NaN where a summary has none, e.g. published) and ``run``
+    (empty where no single run makes the row) columns."""
+    return rows.assign(**{column: rows[column] if column in rows else math.nan for column in ("std", "n")},
+                       run=rows["run"] if "run" in rows else "")
 
 
 def decide(excess: float, spread: Spread | None, context: Context, strict: bool = True) -> bool | None:
@@ -248,10 +281,12 @@ def combined(results: Sequence[bool | None]) -> bool | None:
 
 
 def noise_text(spread: Spread | None, metric: str) -> str:
-    """`` (± t·se)`` or the one-seed note, for a detail line on ours."""
+    """`` (± t·se at 95 %)``, naming the bootstrap when it measured it, or the one-seed note,
+    for a detail line on ours."""
     if spread is None:
         return f" ({ONE_SEED})"
-    return f" (± {format_value(spread.half_width, metric, True)} at 95 %)"
+    source = f", {spread.source}" if spread.source else ""
+    return f" (± {format_value(spread.half_width, metric, True)} at 95 %{source})"
 
 
 # -- the checks --------------------------------------------------------------------------------
@@ -316,6 +351,11 @@ NEUTRAL = 1000.0
 NEUTRAL_SEEDS = 30
 
 
+def pair_side(rec: Mapping[str, Any], side: str) -> dict[str, Any]:
+    """One side (``"w"`` or ``"l"``) of a pair of :meth:`Compare.pairs` as a summary row."""
+    return {"mean": rec[f"mean_{side}"], "std": rec[f"std_{side}"], "n": rec[f"n_{side}"], "run": rec.get(f"run_{side}", "")}
+
+
 def verdict_of(results: list[tuple[bool | None, str]], most: bool, empty: str) -> Verdict:
     """All (or, with ``most``, more than half) of the (good, detail) results, where good is True,
     False, or None for a comparison within the noise of our runs. With every result decided: holds
@@ -359,10 +399,10 @@ class Compare(Check):
         mine = [k for k in self.better if k not in units and isinstance(self.better[k], list)]
         opponent = [k for k in self.than if k not in units]
         win, lose = with_spread_columns(win), with_spread_columns(lose)
-        left = win[[*units, *mine, "mean", "std", "n"]].rename(
-            columns={"mean": "mean_w", "std": "std_w", "n": "n_w", **{k: f"me_{k}" for k in mine}})
-        right = lose[[*units, *opponent, "mean", "std", "n"]].rename(
-            columns={"mean": "mean_l", "std": "std_l", "n": "n_l", **{k: f"vs_{k}" for k in opponent}})
+        left = win[[*units, *mine, "mean", "std", "n", "run"]].rename(
+            columns={"mean": "mean_w", "std": "std_w", "n": "n_w", "run": "run_w", **{k: f"me_{k}" for k in mine}})
+        right = lose[[*units, *opponent, "mean", "std", "n", "run"]].rename(
+            columns={"mean": "mean_l", "std": "std_l", "n": "n_l", "run": "run_l", **{k: f"vs_{k}" for k in opponent}})
         pairs = left.merge(right, on=units) if units else left.merge(right, how="cross")
         return pairs, units
 
@@ -386,7 +426,7 @@ class Compare(Check):
                 continue
             pairs = pairs.assign(adv=self.advantage(metric, pairs))
             for rec in pairs.to_dict("records"):
-                spread = self.spread(rec)
+                spread = self.spread(rec, metric, context)
                 ok = decide(rec["adv"] - self.margin, spread, context, self.strict)
                 vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.than)
                 me = ", ".join(str(rec[c]) for c in rec if c.startswith("me_")) or name_of(self.better)
@@ -398,11 +438,12 @@ class Compare(Check):
                 results += self.growth(metric, pairs, units, context)
         return verdict_of(results, self.most, f"no {name_of(self.better)} beside {name_of(self.than)} to compare")
 
-    def spread(self, rec: Mapping[str, Any]) -> Spread | None:
-        """The noise of one pair's advantage (in its units: a fraction of the other's value when relative)."""
-        spread = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+    def spread(self, rec: Mapping[str, Any], metric: str, context: Context) -> Spread | None:
+        """The noise of one pair's advantage (in its units: a fraction of the other's value when
+        relative): over seeds, or the paired bootstrap of two single runs (:meth:`Context.noise`)."""
+        spread = context.noise(metric, [pair_side(rec, "w")], [pair_side(rec, "l")])
         if spread is not None and self.relative:
-            spread = Spread(spread.se / abs(rec["mean_l"]) if rec["mean_l"] else math.inf, spread.t)
+            spread = Spread(spread.se / abs(rec["mean_l"]) if rec["mean_l"] else math.inf, spread.t, spread.source)
         return spread
 
     def growth(self, metric: str, pairs: pd.DataFrame, units: list[str],
@@ -421,7 +462,7 @@ class Compare(Check):
             records = group.to_dict("records")
             rises = []
             for a, b in zip(records, records[1:]):
-                one, two = self.spread(a), self.spread(b)
+                one, two = self.spread(a, metric, context), self.spread(b, metric, context)
                 spread = None if one is None or two is None else Spread(math.hypot(one.se, two.se), min(one.t, two.t))
                 rises.append(decide(b["adv"] - a["adv"], spread, context))
             ok = combined(rises)
@@ -500,8 +541,9 @@ class Best(Check):
                 me = with_spread_columns(mine).iloc[0].to_dict()
                 others = [row for index, row in zip(group.index, group.to_dict("records")) if index not in mine.index]
                 sign = 1 if higher else -1
-                ok = combined([decide(sign * (me["mean"] - other["mean"]), spread_of(me, other), context)
-                               for other in others])
+                noises = [context.noise(metric, [me], [other]) for other in others]
+                ok = combined([decide(sign * (me["mean"] - other["mean"]), noise, context)
+                               for other, noise in zip(others, noises)])
                 rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
                 dim = next(iter(self.best))
                 results.append((ok, f"{unit_name(rec, units)}: best {winner[dim] if dim in winner else '?'} "
@@ -509,8 +551,8 @@ class Best(Check):
                                     + ("" if ok and me["mean"] == top else
                                        f", {name_of(self.best)} {format_value(me['mean'], metric)}")
                                     + f" ({metric})" + ("" if ok is not None else
-                                                        " — within the noise of a competitor" if any(
-                                                            spread_of(me, o) for o in others) else f" — {ONE_SEED}")))
+                                                        " — within the noise of a competitor" if any(noises)
+                                                        else f" — {ONE_SEED}")))
         return verdict_of(results, self.most, f"{name_of(self.best)} was not run beside a competitor")
 
     def example(self, frame, context):
@@ -556,7 +598,7 @@ class Threshold(Check):
             rows = self.rows(frame, metric)
             units = self.per or varying([rows], set())
             for rec in with_spread_columns(rows).to_dict("records"):
-                spread = self.spread(rec)
+                spread = self.spread(rec, metric, context)
                 ok = decide(bound - rec["mean"] if below else rec["mean"] - bound, spread, context)
                 op = {True: "<" if below else ">", False: "≥" if below else "≤", None: "≈"}[ok]
                 results.append((ok, f"{unit_name(rec, units)}: {format_value(rec['mean'], metric)} {op} "
@@ -564,10 +606,10 @@ class Threshold(Check):
                                     + (noise_text(spread, metric) if context.weighs_noise else "")))
         return verdict_of(results, self.most, f"no {' or '.join(self.metrics)} values")
 
-    def spread(self, rec: Mapping[str, Any]) -> Spread | None:
-        """The noise of a mean over seeds; none for the best (or worst) seed, which a claim about
-        what some run can do reads as it is."""
-        return Spread(0.0, 1.0) if self.spec.get("statistic", "mean") != "mean" else spread_of(rec)
+    def spread(self, rec: Mapping[str, Any], metric: str, context: Context) -> Spread | None:
+        """The noise of a mean over seeds (or, of a single run, the bootstrap over its test items);
+        none for the best (or worst) seed, which a claim about what some run can do reads as it is."""
+        return Spread(0.0, 1.0) if self.spec.get("statistic", "mean") != "mean" else context.noise(metric, [rec])
 
     def set_side(self, frame, context, inside: bool):
         frame = frame.copy()
@@ -610,8 +652,9 @@ class Trend(Check):
                     continue
                 values = group["mean"].tolist()
                 records = with_spread_columns(group).to_dict("records")
-                ok = combined([decide((b["mean"] - a["mean"]) * (1 if self.up else -1), spread_of(a, b), context,
-                                      self.strict) for a, b in zip(records, records[1:])])
+                ok = combined([decide((b["mean"] - a["mean"]) * (1 if self.up else -1),
+                                      context.noise(metric, [b], [a]), context, self.strict)
+                               for a, b in zip(records, records[1:])])
                 rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
                 shown = ", ".join(f"{self.along}={g}: {format_value(v, metric)}" for g, v in zip(group[self.along], values))
                 results.append((ok, f"{unit_name(rec, units)}: {shown} ({metric}, "
@@ -669,7 +712,7 @@ class Within(Check):
             pairs, units = Compare({"better": self.a, "than": self.b, "per": self.per}).pairs(rows)
             for rec in pairs.to_dict("records"):
                 gap = abs(rec["mean_w"] - rec["mean_l"])
-                spread = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+                spread = context.noise(metric, [pair_side(rec, "w")], [pair_side(rec, "l")])
                 ok = within(gap, tolerance, spread, context)
                 vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.b)
                 results.append((ok, f"{unit_name(rec, units)}: |{name_of(self.a)} {format_value(rec['mean_w'], metric)}"
@@ -784,10 +827,12 @@ SCALES = ("ci", "mini", "paper")  # smallest first
 
 
 def judge_claim(claim: Mapping[str, Any], artifact: str, ours: pd.DataFrame, published: pd.DataFrame,
-                published_rows: pd.DataFrame, scale: str) -> ClaimResult:
+                published_rows: pd.DataFrame, scale: str,
+                items: Mapping[str, SplitItems] | None = None) -> ClaimResult:
     """Both verdicts of one claim: on the published summary (as printed) and on ours (each
-    difference weighed against the noise of our runs). A claim whose ``needs_scale`` is above
-    ``scale`` is not judged on ours: its verdict says which scale it needs."""
+    difference weighed against the noise of our runs: over seeds, or by the paired bootstrap
+    over the test ``items`` of single runs). A claim whose ``needs_scale`` is above ``scale`` is
+    not judged on ours: its verdict says which scale it needs."""
     check = build_check(claim["check"])
     on_published = check.judge(published, Context(published_rows, None)) if len(published) else \
         Verdict(None, ["the paper gives no numbers for it"])
@@ -796,6 +841,7 @@ def judge_claim(claim: Mapping[str, Any], artifact: str, ours: pd.DataFrame, pub
         on_ours = Verdict(None, [f"scale {scale} cannot judge it: {claim.get('reading') or 'see the study'}"],
                           f"needs the {needs} scale")
     else:
-        on_ours = check.judge(ours, Context(published_rows, scale)) if len(ours) else Verdict(None, ["not run"])
+        on_ours = check.judge(ours, Context(published_rows, scale, items or {})) if len(ours) else \
+            Verdict(None, ["not run"])
     return ClaimResult(artifact, claim["quote"], claim["where"], claim.get("reading", ""), on_published, on_ours,
                        claim.get("basis", ""), claim.get("note", ""))

@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .base import Batch, Task, TaskIO, random_order_chunks, split_mse
+from ..metrics.items import ItemRecorder
+from .base import MSE_ITEMS, Batch, Task, TaskIO, random_order_chunks, split_mse
 from .registry import TASKS
 
 SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2}
@@ -38,6 +39,7 @@ class AddingProblem(Task):
 
     dev_metric = "dev_mse"
     split_metrics = ("mse",)
+    item_metrics = MSE_ITEMS
     io = TaskIO(output_size=1, level="sequence", input_features=2)
 
     def __init__(self, data=None, T: int = 100, train_size: int = 10000, dev_size: int = 1000,
@@ -60,5 +62,6 @@ class AddingProblem(Task):
     def loss(self, output: Tensor, batch: Batch) -> Tensor:
         return nn.functional.mse_loss(output.squeeze(-1), batch.targets)
 
-    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
-        return split_mse(self, model, split, batch_size, device)
+    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device,
+                 items: ItemRecorder | None = None) -> dict[str, float]:
+        return split_mse(self, model, split, batch_size, device, items)

@@ -22,6 +22,13 @@ Declared metrics. :meth:`Task.emitted_metrics` names every metric ``evaluate`` w
 dev and test splits of a task built with given parameters (``<split>_<name>`` for each name of
 the task's ``split_metrics``; a task whose metrics depend on its parameters overrides it), so a
 study naming a metric no run emits is an error when the workflow is parsed.
+
+Test items. A task whose split metrics are functions of sums over items (sentences, windows,
+sequences) names those functions in :meth:`Task.item_formulas` and, given an
+:class:`~rnnrepro.metrics.items.ItemRecorder` (``evaluate(..., items=recorder)``), records each
+item's statistics while it evaluates. The training loop keeps the test split's items in the
+run's folder, so that the report can weigh a difference between two single runs by the paired
+bootstrap over test items (:mod:`rnnrepro.metrics.items`).
 """
 from __future__ import annotations
 
@@ -31,6 +38,8 @@ from typing import Any, ClassVar, Iterator, Literal, Union
 
 import torch
 from torch import Tensor, nn
+
+from ..metrics.items import Formula, ItemRecorder, ratio
 
 IGNORE_INDEX = -100  # target value of padding positions in token-level tasks
 EVALUATED_SPLITS = ("dev", "test")  # the splits a finished run is evaluated on (rnnrepro.train)
@@ -118,6 +127,15 @@ class Task:
     #: what ``evaluate`` writes for every split, without the ``<split>_`` prefix (empty: the
     #: dev metric's name alone); see :meth:`emitted_metrics`
     split_metrics: ClassVar[tuple[str, ...]] = ()
+    #: what an item of a split is ("sentence", "window", "sequence"), when the task records items
+    item_unit: ClassVar[str] = "sequence"
+    #: split metrics (without the prefix) as formulas over item sums; see :meth:`item_formulas`
+    item_metrics: ClassVar[dict[str, Formula]] = {}
+
+    def item_formulas(self) -> dict[str, Formula]:
+        """The split metrics ``evaluate(..., items=recorder)`` can recompute from the items it
+        records, each as its formula over item sums; empty when the task records no items."""
+        return dict(self.item_metrics)
 
     @classmethod
     def emitted_metrics(cls, **params) -> set[str]:
@@ -256,27 +274,48 @@ def random_order_chunks(n: int, batch_size: int, generator: torch.Generator | No
     return order.split(batch_size)
 
 
+#: item formulas of :func:`split_mse` and :func:`split_accuracy` (items: the batch columns, sequences)
+MSE_ITEMS = {"mse": ratio("squared_error", "values")}
+ACCURACY_ITEMS = {"accuracy": ratio("correct", "tokens")}
+
+
+def per_column(values: Tensor) -> Tensor:
+    """Sum per batch column: over every dimension but the batch's (dim 1 of a time-major
+    (T, B, ...) tensor); a (B,) tensor (one value per sequence) as it is."""
+    if values.dim() == 1:
+        return values
+    return values.transpose(0, 1).reshape(values.shape[1], -1).sum(1)
+
+
 @torch.no_grad()
-def split_mse(task: Task, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
-    """``<split>_mse``: squared error averaged over every predicted value of the split."""
+def split_mse(task: Task, model: nn.Module, split: str, batch_size: int, device: torch.device,
+              items: ItemRecorder | None = None) -> dict[str, float]:
+    """``<split>_mse``: squared error averaged over every predicted value of the split (items:
+    each sequence's ``squared_error`` sum and its number of ``values``)."""
     total, count = 0.0, 0
     for batch in task.batches(split, batch_size):
         batch = batch.to(device)
         error = (main_output(model(batch)).squeeze(-1) - batch.targets) ** 2
         total += float(error.sum())
         count += error.numel()
+        if items is not None:
+            items.add(squared_error=per_column(error.double()), values=per_column(torch.ones_like(error)))
     return {f"{split}_mse": total / count}
 
 
 @torch.no_grad()
 def split_accuracy(task: Task, model: nn.Module, split: str, batch_size: int,
-                   device: torch.device) -> dict[str, float]:
-    """``<split>_accuracy``: argmax predictions right over every real (not IGNORE_INDEX) target."""
+                   device: torch.device, items: ItemRecorder | None = None) -> dict[str, float]:
+    """``<split>_accuracy``: argmax predictions right over every real (not IGNORE_INDEX) target
+    (items: each sequence's ``correct`` and real ``tokens``)."""
     correct = total = 0
     for batch in task.batches(split, batch_size):
         batch = batch.to(device)
         predicted = main_output(model(batch)).argmax(-1)
         real = batch.targets != IGNORE_INDEX
-        correct += int((predicted == batch.targets)[real].sum())
+        right = (predicted == batch.targets) & real
+        correct += int(right.sum())
         total += int(real.sum())
+        if items is not None:
+            items.add(correct=per_column(right.long()), tokens=per_column(real.long()))
     return {f"{split}_accuracy": correct / total}

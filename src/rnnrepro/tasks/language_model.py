@@ -78,6 +78,7 @@ import torch
 from torch import Tensor, nn
 
 from ..data.prepared import END_OF_LINE, load_prepared
+from ..metrics.items import Formula, ItemRecorder, ratio
 from .base import (
     EVALUATED_SPLITS,
     IGNORE_INDEX,
@@ -87,6 +88,7 @@ from .base import (
     forward_with_state,
     main_output,
     pad_time_major,
+    per_column,
     shuffled_buckets,
 )
 from .pos import Vocabulary
@@ -271,8 +273,21 @@ class LanguageModel(Task):
         """Token cross-entropy averaged over the batch's scored targets; output (T, B, V)."""
         return nn.functional.cross_entropy(output.flatten(0, 1), batch.targets.flatten(), ignore_index=IGNORE_INDEX)
 
+    def item_formulas(self) -> dict[str, Formula]:
+        """Items: the sequences a split is cut into (sentences, or windows of the stream), each
+        with its summed ``nll``, its scored ``tokens`` and 1 ``sentences`` in sentence mode."""
+        formulas = {"nll": ratio("nll", "tokens"), "perplexity": ratio("nll", "tokens", exp=True)}
+        if self.mode == "sentence":
+            formulas["sentence_nll"] = ratio("nll", "sentences")
+        return formulas
+
+    @property
+    def item_unit(self) -> str:
+        return "sentence" if self.mode == "sentence" else "window"
+
     @torch.no_grad()
-    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device,
+                 items: ItemRecorder | None = None) -> dict[str, float]:
         """``<split>_nll`` and ``<split>_perplexity``, token-weighted over the whole split
         (plus ``<split>_sentence_nll`` in sentence mode). Stateful: ``batch_size`` pieces, the
         state carried across the split's batches from a zero state."""
@@ -286,9 +301,15 @@ class LanguageModel(Task):
             else:
                 output = model(batch)
             output = main_output(output).float()
-            total_nll += float(nn.functional.cross_entropy(output.flatten(0, 1), batch.targets.flatten(),
-                                                           ignore_index=IGNORE_INDEX, reduction="sum"))
-            tokens += int((batch.targets != IGNORE_INDEX).sum())
+            scored = nn.functional.cross_entropy(output.flatten(0, 1), batch.targets.flatten(),
+                                                 ignore_index=IGNORE_INDEX, reduction="none")
+            total_nll += float(scored.sum())
+            real = batch.targets != IGNORE_INDEX
+            tokens += int(real.sum())
+            if items is not None:
+                counted = per_column(real.long())
+                items.add(nll=per_column(scored.double().view_as(batch.targets)), tokens=counted,
+                          sentences=torch.ones_like(counted))
         nll = total_nll / tokens
         metrics = {f"{split}_nll": nll, f"{split}_perplexity": math.exp(nll)}
         if self.mode == "sentence":

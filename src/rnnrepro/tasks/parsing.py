@@ -47,6 +47,7 @@ from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
 from ..metrics.conll18 import ParsedSentence, attachment_scores, evaluate_files, write_conllu
+from ..metrics.items import ItemRecorder, ratio
 from ..metrics.trees import decode_batch
 from .base import IGNORE_INDEX, Batch, Task, TaskIO, main_output, pad_time_major, shuffled_buckets
 from .pos import Vocabulary
@@ -114,10 +115,21 @@ class TreebankParsing(Task):
     def ordered_indices(self, split: str, batch_size: int, generator: torch.Generator | None):
         return shuffled_buckets([len(s) for s in self.word_ids[split]], batch_size, generator)
 
-    def scores(self, split: str, predicted: dict[int, tuple[list[int | None], list[str | None]]]) -> dict[str, float]:
-        """UAS and LAS of predicted (heads, relations) per sentence index of ``split``."""
+    item_unit = "sentence"
+    #: items: sentences, each with its gold and system words and correct attachments (CoNLL 2018's F1)
+    item_metrics = {"uas": ratio("uas_correct", ("gold_words", "system_words"), factor=2),
+                    "las": ratio("las_correct", ("gold_words", "system_words"), factor=2)}
+
+    def scores(self, split: str, predicted: dict[int, tuple[list[int | None], list[str | None]]],
+               items: ItemRecorder | None = None) -> dict[str, float]:
+        """UAS and LAS of predicted (heads, relations) per sentence index of ``split``; with
+        ``items``, each sentence's counts (the sentences in file order)."""
         gold = self.gold[split]
         system = [ParsedSentence(g.forms, *predicted[i]) for i, g in enumerate(gold)]
+        if items is not None:
+            counts = [attachment_scores([g], [s]) for g, s in zip(gold, system)]
+            items.add(**{name: [getattr(c, name) for c in counts]
+                         for name in ("gold_words", "system_words", "uas_correct", "las_correct")})
         if self.conllu_files:
             with tempfile.TemporaryDirectory(prefix="rnnrepro-conllu-") as folder:
                 gold_file, system_file = Path(folder) / f"{split}-gold.conllu", Path(folder) / f"{split}-system.conllu"
@@ -207,7 +219,8 @@ class Seq2seqParsing(TreebankParsing):
         return nn.functional.cross_entropy(output.flatten(0, 1), batch.targets.flatten(), ignore_index=IGNORE_INDEX)
 
     @torch.no_grad()
-    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device,
+                 items: ItemRecorder | None = None) -> dict[str, float]:
         predicted = {}
         for batch in self.batches(split, batch_size):
             output = main_output(model(batch.to(device)))
@@ -215,7 +228,7 @@ class Seq2seqParsing(TreebankParsing):
             for column, (index, steps) in enumerate(zip(batch.extra["sentence_index"].tolist(),
                                                         batch.extra["target_lengths"].tolist())):
                 predicted[index] = self.targets.decode(ids[:steps, column].tolist(), steps // 2)
-        return self.scores(split, predicted)
+        return self.scores(split, predicted, items)
 
 
 # -- graph-based (biaffine) --------------------------------------------------------------------------
@@ -263,7 +276,8 @@ class BiaffineParsing(TreebankParsing):
         return arcs + labels
 
     @torch.no_grad()
-    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device,
+                 items: ItemRecorder | None = None) -> dict[str, float]:
         predicted = {}
         for batch in self.batches(split, batch_size):
             scores = parser_scores(model(batch.to(device)))
@@ -273,7 +287,7 @@ class BiaffineParsing(TreebankParsing):
                                                         batch.lengths.tolist())):
                 predicted[index] = (heads[:words, column].tolist(),
                                     [self.relations.itos[r] for r in relations[:words, column].tolist()])
-        return self.scores(split, predicted)
+        return self.scores(split, predicted, items)
 
 
 def parser_scores(output) -> ParserScores:

@@ -14,7 +14,8 @@ import torch
 from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
-from .base import IGNORE_INDEX, Batch, Task, TaskIO, pad_time_major, shuffled_buckets, split_accuracy
+from ..metrics.items import ItemRecorder
+from .base import ACCURACY_ITEMS, IGNORE_INDEX, Batch, Task, TaskIO, pad_time_major, shuffled_buckets, split_accuracy
 from .registry import TASKS
 
 PAD, UNK = "<pad>", "<unk>"
@@ -50,6 +51,7 @@ class POSTagging(Task):
 
     dev_metric = "dev_accuracy"
     split_metrics = ("accuracy",)
+    item_metrics = ACCURACY_ITEMS
 
     def __init__(self, data: str | Path, treebank: str = "ud_en_ewt_v2.0",
                  input_column: Literal["form", "lemma"] = "lemma",
@@ -88,5 +90,6 @@ class POSTagging(Task):
         """Cross-entropy averaged over the batch's real tokens; output (T, B, tags)."""
         return nn.functional.cross_entropy(output.flatten(0, 1), batch.targets.flatten(), ignore_index=IGNORE_INDEX)
 
-    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
-        return split_accuracy(self, model, split, batch_size, device)
+    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device,
+                 items: ItemRecorder | None = None) -> dict[str, float]:
+        return split_accuracy(self, model, split, batch_size, device, items)

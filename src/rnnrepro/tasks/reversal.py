@@ -22,7 +22,8 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .base import Batch, Task, TaskIO, random_order_chunks, split_accuracy
+from ..metrics.items import ItemRecorder
+from .base import ACCURACY_ITEMS, Batch, Task, TaskIO, random_order_chunks, split_accuracy
 from .registry import TASKS
 
 SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2}
@@ -62,6 +63,7 @@ class SequenceReversal(Task):
 
     dev_metric = "dev_accuracy"
     split_metrics = ("accuracy",)
+    item_metrics = ACCURACY_ITEMS
 
     def __init__(self, data=None, T: int = 20, V: int = 4, train_size: int = 10000, dev_size: int = 2000,
                  test_size: int = 2000, data_seed: int = 0):
@@ -90,5 +92,6 @@ class SequenceReversal(Task):
         """Cross-entropy over every position; output (T, B, V)."""
         return nn.functional.cross_entropy(output.flatten(0, 1), batch.targets.flatten())
 
-    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
-        return split_accuracy(self, model, split, batch_size, device)
+    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device,
+                 items: ItemRecorder | None = None) -> dict[str, float]:
+        return split_accuracy(self, model, split, batch_size, device, items)

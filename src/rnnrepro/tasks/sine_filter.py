@@ -22,7 +22,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .base import Batch, Task, TaskIO, random_order_chunks, split_mse
+from ..metrics.items import ItemRecorder
+from .base import MSE_ITEMS, Batch, Task, TaskIO, random_order_chunks, split_mse
 from .registry import TASKS
 
 SPLIT_OFFSETS = {"train": 1, "dev": 2, "test": 3}
@@ -64,6 +65,7 @@ class SineFilter(Task):
 
     dev_metric = "dev_mse"
     split_metrics = ("mse",)
+    item_metrics = MSE_ITEMS
     io = TaskIO(output_size=1, level="token", input_features=1)
 
     def __init__(self, data=None, gamma: float = 1.0, acausality: int = 0, taps: int = 20, T: int = 50,
@@ -90,5 +92,6 @@ class SineFilter(Task):
         """Mean squared error over every step of every sequence; output (T, B, 1)."""
         return nn.functional.mse_loss(output.squeeze(-1), batch.targets)
 
-    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
-        return split_mse(self, model, split, batch_size, device)
+    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device,
+                 items: ItemRecorder | None = None) -> dict[str, float]:
+        return split_mse(self, model, split, batch_size, device, items)

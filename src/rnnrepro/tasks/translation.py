@@ -64,6 +64,7 @@ import torch
 from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
+from ..metrics.items import BLEU_COLUMNS, CorpusBleu, ItemRecorder, bleu_statistics
 from .base import EVALUATED_SPLITS, Batch, Task, TaskIO, pad_time_major, shuffled_buckets
 from .pos import Vocabulary
 from .registry import TASKS
@@ -234,10 +235,18 @@ class Translation(Task):
                 hypotheses[index] = self.detokenise(ids)
         return hypotheses
 
-    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device) -> dict[str, float]:
+    item_unit = "sentence"
+    #: items: sentences, each with its BLEU statistics (lengths, n-gram matches and totals)
+    item_metrics = {"bleu": CorpusBleu()}
+
+    def evaluate(self, model: nn.Module, split: str, batch_size: int, device: torch.device,
+                 items: ItemRecorder | None = None) -> dict[str, float]:
         references = self.references(split)
         hypotheses = self.translate(model, split, batch_size, device)
         metrics = {f"{split}_bleu": corpus_bleu(hypotheses, references)}
+        if items is not None:
+            stats = [bleu_statistics(h, r) for h, r in zip(hypotheses, references)]
+            items.add(**{name: [s[name] for s in stats] for name in BLEU_COLUMNS})
         if self.beam_size > 1:
             greedy = self.translate(model, split, batch_size, device, beam_size=1)
             metrics[f"{split}_bleu_greedy"] = corpus_bleu(greedy, references)

@@ -18,7 +18,7 @@ from ...tasks.reversal import analytic_bound
 from .. import frames, plots
 from ..formatting import format_mean_std, format_value
 from ..study import StudyReport, display_markdown, display_table
-from ..verdicts import (ONE_SEED, Check, Spread, Verdict, combined, decide, noise_text, select, spread_of,
+from ..verdicts import (ONE_SEED, Check, Spread, Verdict, combined, decide, noise_text, pair_side, select, spread_of,
                         verdict_of, with_spread_columns, within)
 
 LANGUAGES = {"ud_en_ewt_v2.3": "English (EWT)", "ud_de_gsd_v2.3": "German (GSD)", "ud_fr_gsd_v2.3": "French (GSD)"}
@@ -262,7 +262,7 @@ class ReachesBiLSTM(Check):
                 dl = dl[dl["delay"].map(as_int) == dl["delay"].map(as_int).max()]
             for rec in dl.sort_values("delay", key=lambda s: s.map(as_int)).to_dict("records"):
                 d, gap = as_int(rec["delay"]), target["mean"] - rec["mean"]
-                spread = spread_of(rec, target)
+                spread = context.noise("test_accuracy", [target], [rec])
                 if d >= as_int(T) - 1:
                     ok = within(abs(gap), tol, spread, context)
                     said = {True: "at its level", False: "not at its level", None: "at its level or not: open"}[ok]
@@ -598,7 +598,7 @@ class SmallGain(Check):
                 self.rows(frame, metric))
             for rec in pairs.to_dict("records") if len(pairs) else []:
                 gain = (rec["mean_w"] - rec["mean_l"]) * (1 if self.higher(metric) else -1)
-                spread = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+                spread = context.noise(metric, [pair_side(rec, "w")], [pair_side(rec, "l")])
                 ok = combined([decide(gain, spread, context), within(gain, self.tolerance, spread, context)])
                 results.append((ok, f"{unit_name(rec, units)}: gain {format_value(gain, metric, True)} "
                                     f"(an improvement of at most {format_value(self.tolerance, metric, True)}: "

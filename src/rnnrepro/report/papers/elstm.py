@@ -3,13 +3,14 @@ counts, the toy task of Fig. 5, the training curves of Figs. 9-12, and the two c
 code (counts equal to the paper's, Table 3; the ELSTM less affected by its input, Figs. 11-12)."""
 from __future__ import annotations
 
+import math
 import pandas as pd
 
 from .. import plots
 from ..study import StudyReport, display_markdown, display_table
 from ..formatting import format_value
 from ..verdicts import (INCONCLUSIVE, Check, Compare, Spread, Verdict, combined, decide, name_of, noise_text, select,
-                        spread_of, verdict_of, with_spread_columns)
+                        verdict_of, with_spread_columns)
 
 
 def parameter_counts(report: StudyReport) -> None:
@@ -204,11 +205,14 @@ class LessAffectedByInput(Check):
                     continue
                 lx, lxh, ex, exh = (rows[k] for k in keys)
                 lstm, elstm = abs(lx["mean"] - lxh["mean"]), abs(ex["mean"] - exh["mean"])
-                moves = decide(lstm, spread_of(lx, lxh), context)
-                less = decide(lstm - elstm, spread_of(lx, lxh, ex, exh), context)
+                sl, se = math.copysign(1.0, lx["mean"] - lxh["mean"]), math.copysign(1.0, ex["mean"] - exh["mean"])
+                change = context.noise_of(metric, [(sl, lx), (-sl, lxh)])
+                moves = decide(lstm, change, context)
+                less = decide(lstm - elstm, context.noise_of(metric, [(sl, lx), (-sl, lxh), (-se, ex), (se, exh)]),
+                              context)
                 ok = combined([moves, less])
                 text = (f"{model}: LSTM changes by {lstm:.4f}"
-                        + (noise_text(spread_of(lx, lxh), "") if context.weighs_noise else "")
+                        + (noise_text(change, "") if context.weighs_noise else "")
                         + f", ELSTM by {elstm:.4f} ({metric}; the LSTM "
                         + {True: "changes", False: "does not change", None: "changes within the noise"}[moves]
                         + ", the ELSTM " + {True: "less", False: "not less", None: "less or not within the noise"}[less]
@@ -282,7 +286,7 @@ class InSomeUnit(Compare):
                 continue
             pairs = pairs.assign(adv=self.advantage(metric, pairs))
             for rec in pairs.to_dict("records"):
-                spread = self.spread(rec)
+                spread = self.spread(rec, metric, context)
                 ok = decide(rec["adv"] - self.margin, spread, context, self.strict)
                 vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.than)
                 unit = ", ".join(str(rec[u]) for u in units)
@@ -322,7 +326,7 @@ class SomeAbovePublished(Check):
                 return Verdict(None, [f"no published {metric} of {name_of(self.than)}"])
             for rec in with_spread_columns(self.rows(frame, metric)).to_dict("records"):
                 key = tuple(rec.get(u, "") for u in per)
-                spread = Spread(0.0, 1.0) if rec.get("n") == float("inf") else spread_of(rec)
+                spread = Spread(0.0, 1.0) if rec.get("n") == float("inf") else context.noise(metric, [rec])
                 ok = decide(rec["mean"] - bound, spread, context)
                 units.setdefault(key, []).append(
                     (ok, f"{format_value(rec['mean'], metric)} {dict([(True, '>'), (False, '≤'), (None, '≈')])[ok]} "
@@ -378,7 +382,7 @@ class NotPeakAt(Check):
                     continue
                 me = mine.iloc[0].to_dict()
                 top = others.loc[others["mean"].idxmax()].to_dict()
-                ok = combined([decide(top["mean"] - me["mean"], spread_of(me, top), context)])
+                ok = combined([decide(top["mean"] - me["mean"], context.noise(metric, [top], [me]), context)])
                 name = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
                 results.append((ok, f"{name}: {dim} {me[dim]} {format_value(me['mean'], metric)}, largest elsewhere "
                                     f"{dim} {top[dim]} {format_value(top['mean'], metric)} ({metric}; a peak at "
@@ -484,7 +488,8 @@ class LargerGainIn(Check):
             for a in chosen:
                 for b in rest:
                     (ga, ma, oa), (gb, mb, ob) = gains[a], gains[b]
-                    spread = spread_of(ma, oa, mb, ob)
+                    sign = 1.0 if self.higher(metric) else -1.0  # ga − gb = s·(ma − oa) − s·(mb − ob)
+                    spread = context.noise_of(metric, [(sign, ma), (-sign, oa), (-sign, mb), (sign, ob)])
                     ok = decide(ga - gb, spread, context)
                     results.append((ok, f"{a}: {name_of(self.better)} ahead by {format_value(ga, metric, True)} "
                                         f"{dict([(True, '>'), (False, '≤'), (None, '≈')])[ok]} {b}: ahead by "

@@ -15,7 +15,7 @@ from ...tasks.copying import memoryless_baseline
 from .. import plots
 from ..formatting import CELL_ORDER, format_value, natural_key, ordered
 from ..study import StudyReport, display_markdown, display_table
-from ..verdicts import (Check, Context, Spread, Verdict, combined, decide, noise_text, select, spread_of, verdict_of,
+from ..verdicts import (Check, Spread, Verdict, combined, decide, noise_text, pair_side, select, spread_of, verdict_of,
                         with_spread_columns, within)
 
 CELL_NAMES = {"lstm": "LSTM", "lstm_plus": "LSTM+", "pru": "PRU", "pru_plus": "PRU+"}
@@ -222,8 +222,8 @@ class Close(Check):
             for rec in pairs.to_dict("records"):
                 scale = abs(rec["mean_l"]) or 1.0
                 gap = abs(rec["mean_w"] - rec["mean_l"]) / scale
-                noise = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
-                noise = None if noise is None else Spread(noise.se / scale, noise.t)
+                noise = context.noise(metric, [pair_side(rec, "w")], [pair_side(rec, "l")])
+                noise = None if noise is None else Spread(noise.se / scale, noise.t, noise.source)
                 ok = within(gap, self.tolerance, noise, context)
                 me = ", ".join(str(rec[c]) for c in rec if c.startswith("me_")) or name_of(self.a)
                 vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.b)
@@ -232,7 +232,8 @@ class Close(Check):
                                     f"{ {True: '≤', False: '>', None: '≈'}[ok]} {100 * self.tolerance:g} % ({metric})"
                                     + ("" if not context.weighs_noise else
                                        f" ({ONE_SEED_TEXT})" if noise is None else
-                                       f" (± {100 * noise.half_width:.2f} % at 95 %)")))
+                                       f" (± {100 * noise.half_width:.2f} % at 95 %"
+                                       + (f", {noise.source}" if noise.source else "") + ")")))
         return verdict_of(results, self.most, f"no {name_of(self.a)} beside {name_of(self.b)}")
 
     def example(self, frame, context):
@@ -397,7 +398,7 @@ class ConvergenceGap(Check):
             if len(records) < 2:
                 continue
             gaps = [factor * (r["mean_l"] - r["mean_w"]) for r in records]
-            spreads = [spread_of({"std": r["std_w"], "n": r["n_w"]}, {"std": r["std_l"], "n": r["n_l"]}) for r in records]
+            spreads = [context.noise(metric, [pair_side(r, "l")], [pair_side(r, "w")]) for r in records]
             rises = []
             for i in range(1, len(records)):
                 one, two = spreads[i - 1], spreads[i]
@@ -461,7 +462,7 @@ class NoSignificantDifference(Check):
         for metric in self.metrics:
             pairs, units = Compare({"better": self.a, "than": self.b, "per": self.per}).pairs(self.rows(frame, metric))
             for rec in pairs.to_dict("records"):
-                noise = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+                noise = context.noise(metric, [pair_side(rec, "w")], [pair_side(rec, "l")])
                 gap = abs(rec["mean_w"] - rec["mean_l"])
                 ok = None if noise is None else bool(gap <= noise.half_width)
                 results.append((ok, f"{unit_name(rec, units)}: {name_of(self.a)} {format_value(rec['mean_w'], metric)} "

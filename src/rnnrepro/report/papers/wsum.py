@@ -17,6 +17,7 @@ the claims that need code (each weighs our differences against the noise of our 
 """
 from __future__ import annotations
 
+import math
 from itertools import combinations
 
 import pandas as pd
@@ -25,7 +26,7 @@ from .. import frames, plots
 from ..formatting import format_mean_std, format_value
 from ..study import StudyReport, display_markdown, display_table
 from ..verdicts import (INCONCLUSIVE, NEUTRAL, Check, Compare, Verdict, Within, combined, decide, name_of,
-                        noise_text, select, spread_of, unit_name, verdict_of, within)
+                        noise_text, pair_side, select, spread_of, unit_name, verdict_of, within)
 
 #: The paper's names of the cells.
 PAPER_NAMES = {"lstm": "LSTM", "lstm_minus_gates": "− GATES", "lstm_minus_srnn": "− S-RNN",
@@ -185,7 +186,7 @@ class WithinShare(Within):
             pairs, units = Compare({"better": self.a, "than": self.b, "per": self.per}).pairs(self.rows(frame, metric))
             for rec in pairs.to_dict("records"):
                 gap, tolerance = abs(rec["mean_w"] - rec["mean_l"]), self.share * abs(rec["mean_l"])
-                spread = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+                spread = context.noise(metric, [pair_side(rec, "w")], [pair_side(rec, "l")])
                 ok = within(gap, tolerance, spread, context)
                 vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.b)
                 results.append((ok, f"{unit_name(rec, units)}: |{name_of(self.a)} {format_value(rec['mean_w'], metric)}"
@@ -274,7 +275,9 @@ class GatedGapSmall(Check):
                 oks, worst = [], None
                 for x, y in pairs:
                     difference = abs(records[x]["mean"] - records[y]["mean"])
-                    spread = spread_of(records[x], records[y], lstm, gates)
+                    sg = self.ratio * math.copysign(1.0, lstm["mean"] - gates["mean"])
+                    sd = math.copysign(1.0, records[x]["mean"] - records[y]["mean"])
+                    spread = context.noise_of(metric, [(sg, lstm), (-sg, gates), (-sd, records[x]), (sd, records[y])])
                     oks.append(decide(self.ratio * gap - difference, spread, context))
                     if worst is None or difference > worst[0]:
                         worst = (difference, x, y)
@@ -285,7 +288,8 @@ class GatedGapSmall(Check):
                                     f"{format_value(worst[0], metric, True).lstrip('+')} ({worst[1]} vs {worst[2]}) "
                                     f"{ {True: '<', False: '≥', None: '≈'}[ok]} {self.ratio:g} × the −GATES gap "
                                     f"{format_value(gap, metric, True).lstrip('+')} ({metric})"
-                                    + (noise_text(spread_of(lstm, gates), metric) if context.weighs_noise else "")))
+                                    + (noise_text(context.noise(metric, [lstm], [gates]), metric)
+                                       if context.weighs_noise else "")))
         return verdict_of(results, self.most, "no LSTM, −GATES and another gated model side by side")
 
     def values(self, frame, spoil: bool):
@@ -326,7 +330,7 @@ class DropBetween(Check):
             sign = 1 if self.higher(metric) else -1
             for rec in pairs.to_dict("records"):
                 drop = sign * (rec["mean_w"] - rec["mean_l"])
-                spread = spread_of({"std": rec["std_w"], "n": rec["n_w"]}, {"std": rec["std_l"], "n": rec["n_l"]})
+                spread = context.noise(metric, [pair_side(rec, "w")], [pair_side(rec, "l")])
                 ok = combined([decide(drop - self.low, spread, context), decide(self.high - drop, spread, context)])
                 results.append((ok, f"{unit_name(rec, units)}: {name_of(self.than)} {format_value(rec['mean_l'], metric)} "
                                     f"vs {name_of(self.better)} {format_value(rec['mean_w'], metric)}: a drop of "
