@@ -185,6 +185,15 @@ def test_the_index_page_lists_every_artifact_with_its_verdicts(project):
     assert "holds" in html and "cannot be judged" in html
 
 
+def test_single_runs_are_weighed_by_the_paired_bootstrap_over_their_test_items(project):
+    """At ci every run has one seed: a comparison of two runs on the same test set is decided by
+    resampling its items, and its verdict says so."""
+    items = project / "results/ci/tables/elstm/items.npz"
+    assert items.exists()
+    details = "".join((project / f"results/ci/verdicts/{study}.csv").read_text() for study in studies_of(project))
+    assert re.search(r"paired bootstrap over \d+ test (sentences|windows|sequences)", details)
+
+
 def test_lint_asks_only_for_what_the_snakefile_explains(project):
     result = run_tool([sys.executable, "-m", "snakemake", "--lint"], cwd=project, check=False)
     output = result.stdout + result.stderr

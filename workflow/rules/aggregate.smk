@@ -10,7 +10,7 @@ rule aggregate:
         table=LAYOUT.table("{study}", "runs"),
         curves=LAYOUT.table("{study}", "curves"),
         provenance=LAYOUT.table("{study}", "provenance"),
-        items=LAYOUT.items("{study}"),  # the runs' test items, for the paired bootstrap of the verdicts
+        test_items=LAYOUT.items("{study}"),  # ("items" is reserved by Snakemake) the runs' test items, for the paired bootstrap of the verdicts
     params:
         uses=study_uses,
         scale=SCALE,

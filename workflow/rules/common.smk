@@ -142,7 +142,7 @@ def study_inputs(wildcards):
     study = wildcards.study
     return {"plan": LAYOUT.plan(study), "table": LAYOUT.table(study, "runs"),
             "curves": LAYOUT.table(study, "curves"), "provenance": LAYOUT.table(study, "provenance"),
-            "items": LAYOUT.items(study),
+            "test_items": LAYOUT.items(study),
             "published": published_values(wildcards),
             **{f"analysis_{artifact}": LAYOUT.analysis(study, artifact) for artifact in STUDIES[study].analyses}}
 

@@ -9,4 +9,4 @@ from rnnrepro.aggregate import write_tables  # noqa: E402
 to_log_file(snakemake.log[0])
 write_tables(snakemake.params.uses, snakemake.wildcards.study, snakemake.params.scale,
              snakemake.output.table, snakemake.output.curves, snakemake.output.provenance,
-             snakemake.output.items)
+             snakemake.output.test_items)

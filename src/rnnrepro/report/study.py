@@ -37,12 +37,12 @@ class StudyInputs:
     published: tuple[str, ...] = ()
     analyses: Mapping[str, str] = field(default_factory=dict)  # artifact -> its analysis table
     verdicts: str | None = None  # the summary's verdicts (the report reads them; the summary writes them)
-    items: str | None = None  # the runs' test items (the summary's paired bootstrap)
+    test_items: str | None = None  # the runs' test items (the summary's paired bootstrap)
 
     @classmethod
     def from_mapping(cls, named: Mapping[str, object]) -> "StudyInputs":
         """From the workflow's named inputs (``snakemake.input``, or the report's ``inputs``
-        parameter): plan, table, curves, provenance, published (a list), verdicts, and one
+        parameter): plan, table, curves, provenance, published (a list), verdicts, test_items, and one
         ``analysis_<artifact>`` per analysis."""
         def one(value):
             return str(value[0]) if isinstance(value, (list, tuple)) else str(value)
@@ -54,14 +54,14 @@ class StudyInputs:
                    analyses={key[len(ANALYSIS_INPUT):]: one(value) for key, value in named.items()
                              if key.startswith(ANALYSIS_INPUT)},
                    verdicts=one(named["verdicts"]) if named.get("verdicts") else None,
-                   items=one(named["items"]) if named.get("items") else None)
+                   test_items=one(named["test_items"]) if named.get("test_items") else None)
 
     def as_parameters(self) -> dict[str, object]:
         """The same mapping as plain data (the report notebook's ``inputs`` parameter)."""
         named = {"plan": self.plan, "table": self.table, "curves": self.curves, "provenance": self.provenance,
                  "published": list(self.published),
                  **{f"{ANALYSIS_INPUT}{artifact}": path for artifact, path in self.analyses.items()}}
-        optional = {"verdicts": self.verdicts, "items": self.items}
+        optional = {"verdicts": self.verdicts, "test_items": self.test_items}
         return {**named, **{name: path for name, path in optional.items() if path}}
 
 
@@ -120,7 +120,7 @@ class StudyReport:
                    curves=frames.load_table(inputs.curves),
                    provenance=frames.load_table(inputs.provenance, columns=("run",)),
                    published_rows=frames.load_published(inputs.published, study.name), verdicts=verdicts,
-                   items=load_study_items(frames.existing(inputs.items)) if inputs.items else {})
+                   items=load_study_items(frames.existing(inputs.test_items)) if inputs.test_items else {})
 
     # -- data ----------------------------------------------------------------------------------
     @property
