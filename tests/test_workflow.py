@@ -55,7 +55,7 @@ def test_every_run_folder_is_complete(project):
     assert {f.relative_to(project / "results/ci/runs").as_posix() for f in folders} == expected
     for folder in folders:
         assert {p.name for p in folder.iterdir()} == {"config.json", "metrics.json", "curve.tsv", "checkpoint.pt",
-                                                     "model.pt", "benchmark.tsv"}
+                                                     "items.npz", "model.pt", "benchmark.tsv"}
 
 
 def test_data_came_through_checksums(project):
