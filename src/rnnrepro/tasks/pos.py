@@ -51,6 +51,7 @@ class POSTagging(Task):
 
     dev_metric = "dev_accuracy"
     split_metrics = ("accuracy",)
+    item_unit = "sentence"
     item_metrics = ACCURACY_ITEMS
 
     def __init__(self, data: str | Path, treebank: str = "ud_en_ewt_v2.0",
