@@ -148,8 +148,10 @@ def study_inputs(wildcards):
 
 
 def report_inputs(wildcards):
-    """What the report reads: the study's inputs and the verdicts its summary judged."""
-    return {**study_inputs(wildcards), "verdicts": LAYOUT.verdicts(wildcards.study, "csv")}
+    """What the report reads: the study's inputs and the verdicts its summary judged (not the
+    test items: only the summary judges, so the report neither reads nor waits for them)."""
+    inputs = {name: path for name, path in study_inputs(wildcards).items() if name != "test_items"}
+    return {**inputs, "verdicts": LAYOUT.verdicts(wildcards.study, "csv")}
 
 
 def all_runs(wildcards=None):

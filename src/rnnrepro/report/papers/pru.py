@@ -15,11 +15,10 @@ from ...tasks.copying import memoryless_baseline
 from .. import plots
 from ..formatting import CELL_ORDER, format_value, natural_key, ordered
 from ..study import StudyReport, display_markdown, display_table
-from ..verdicts import (Check, Spread, Verdict, combined, decide, noise_text, pair_side, select, spread_of, verdict_of,
-                        with_spread_columns, within)
+from ..verdicts import (ONE_SEED, Check, Spread, Verdict, combined, decide, noise_text, pair_side, select, spread_of,
+                        verdict_of, with_spread_columns, within)
 
 CELL_NAMES = {"lstm": "LSTM", "lstm_plus": "LSTM+", "pru": "PRU", "pru_plus": "PRU+"}
-ONE_SEED_TEXT = "one seed: no spread to weigh the difference against"
 DIRECTION_NAMES = {"en-de": "En→De", "de-en": "De→En", "en-fi": "En→Fi", "fi-en": "Fi→En"}
 
 
@@ -231,7 +230,7 @@ class Close(Check):
                                     f"{format_value(rec['mean_l'], metric)}: {100 * gap:.2f} % "
                                     f"{ {True: '≤', False: '>', None: '≈'}[ok]} {100 * self.tolerance:g} % ({metric})"
                                     + ("" if not context.weighs_noise else
-                                       f" ({ONE_SEED_TEXT})" if noise is None else
+                                       f" ({ONE_SEED})" if noise is None else
                                        f" (± {100 * noise.half_width:.2f} % at 95 %"
                                        + (f", {noise.source}" if noise.source else "") + ")")))
         return verdict_of(results, self.most, f"no {name_of(self.a)} beside {name_of(self.b)}")
@@ -418,7 +417,7 @@ class ConvergenceGap(Check):
                                 f"{ {True: 'grows', False: 'does not grow', None: 'not settled'}[ok]}"
                                 + (f"; {name_of(self.than)} never below the baseline at {self.along}="
                                    f"{', '.join(censored)}" if censored else "")
-                                + ("" if not context.weighs_noise or all(spreads) else f" ({ONE_SEED_TEXT})")))
+                                + ("" if not context.weighs_noise or all(spreads) else f" ({ONE_SEED})")))
         return verdict_of(results, self.most, f"no unit with two values of {self.along}")
 
     def set_values(self, frame, context, growing: bool):
