@@ -157,3 +157,23 @@ def test_scancel_is_reported_and_rerun_incomplete_finishes(cluster, make_project
     run_tool(["snakemake", "--profile", "slurm", "all", "--rerun-incomplete"], cwd=project)
     for folder in run_folders(project):
         assert numbers(folder) == reference_metrics(project, folder, tmp_path)
+
+
+def test_a_pack_of_runs_is_one_slurm_job(cluster, make_project, tmp_path):
+    """Four seeds of one small model (rnnrepro.packing) are one SLURM submission, with the train
+    jobs' GPU request, and each run ends where it ends trained alone (tests/test_packing.py's tolerance)."""
+    from test_packing import assert_close
+
+    project = slurm_project(make_project, epochs=2)
+    study = project / "config/studies/toy.yaml"
+    study.write_text(study.read_text().replace("grid: {cell: [lstm, gru, pru]}", "grid: {cell: [lstm], seed: [1, 2, 3, 4]}"))
+    run_tool(["snakemake", "--profile", "slurm", "all"], cwd=project)
+    assert (project / "results/ci/reports/toy.html").exists()
+    train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
+    assert len(train) == 1 and train[0]["Comment"].startswith("rule_train_pack_"), [j["Comment"] for j in train]
+    assert train[0]["JobState"] == "COMPLETED" and train[0].get("TresPerJob") in ("gres:gpu:1", "gres/gpu:1")
+    folders = run_folders(project)
+    assert len(folders) == 4
+    for folder in folders:
+        assert json.loads((folder / "metrics.json").read_text())["provenance"]["packed_runs"] == 4
+        assert_close(numbers(folder), reference_metrics(project, folder, tmp_path), str(folder))

@@ -597,6 +597,27 @@ class TrainResources:
     def memory(self) -> dict[str, Any]:
         return {"mem_mb": self.mem_mb} if self.costs else {}
 
+    def pack_runtime(self, folders: Iterable[str]) -> int:
+        """Minutes for a pack (rnnrepro.packing): ⌈Σ estimated_hours · 60 · margin + allowance⌉ over
+        its runs, the time they take one after another (an upper bound where packing is faster),
+        else :data:`DEFAULT_RUNTIME_MINUTES` per run."""
+        rows = [self.costs.get(folder) for folder in folders]
+        if not all(rows):
+            return DEFAULT_RUNTIME_MINUTES * len(rows)
+        return runtime_minutes({"estimated_hours": sum(float(r["estimated_hours"]) for r in rows),
+                                "margin": margin_of(rows[0])})
+
+    def pack_memory(self, folders: Iterable[str]) -> dict[str, Any]:
+        """``mem_mb`` for a pack, when there is a cost file: the sum of its runs' host memory
+        (each member's weights, optimiser state and activations are its own), margin and allowance."""
+        if not self.costs:
+            return {}
+        rows = [self.costs.get(folder) for folder in folders]
+        if not all(rows):
+            return {"mem_mb": DEFAULT_MEM_MB}
+        return {"mem_mb": memory_mb({"host_mem_mb": sum(float(r["host_mem_mb"]) for r in rows),
+                                     "margin": margin_of(rows[0])})}
+
     def lacking(self, runs: Iterable[str]) -> str | None:
         """A warning when the cost file exists but has no row for some of ``runs``, else None."""
         runs = list(runs)

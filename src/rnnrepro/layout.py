@@ -74,6 +74,11 @@ class Layout:
     def metrics(self) -> str:
         return f"{self.root}/metrics.json"
 
+    def pack(self, name: str, file: str) -> str:
+        """A file of a pack's job (rnnrepro.packing), e.g. its ``benchmark.tsv``:
+        ``<root>/packs/<name>/<file>``; the members' outputs are in their own run folders."""
+        return f"{self.root}/packs/{name}/{file}"
+
     def log(self, *parts: str) -> str:
         """A job's log file: ``logs/<scale>/<parts...>.log``."""
         return "/".join(["logs", self.scale, *parts]) + ".log"

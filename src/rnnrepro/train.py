@@ -260,7 +260,13 @@ def save_checkpoint(path: Path, key: dict, model: nn.Module, optimizer, progress
                     carried: Any = None, best_model: dict[str, torch.Tensor] | None = None) -> None:
     """Write the resume state to ``path`` atomically; a full disk raises :class:`atomic.DiskFullError`
     naming it, and the previous checkpoint stays intact, so the run resumes once there is space."""
-    payload = {"format": 3, "key": key, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+    write_checkpoint(path, key, model.state_dict(), optimizer.state_dict(), progress, carried, best_model)
+
+
+def write_checkpoint(path: Path, key: dict, model_state: dict, optimizer_state: dict, progress: Progress,
+                     carried: Any = None, best_model: dict[str, torch.Tensor] | None = None) -> None:
+    """:func:`save_checkpoint` from state dicts (a packed run writes its own slice of the pack's)."""
+    payload = {"format": 3, "key": key, "model": model_state, "optimizer": optimizer_state,
                "rng": rng_state(), "progress": dataclasses.asdict(progress),
                "carried_state": carried, "best_model": best_model}
     with atomic.atomic_path(path) as tmp:
@@ -439,7 +445,7 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
     steps_per_epoch = len(task.batches("train", cfg.batch_size, epoch_generator(run["seed"], 0)))
     report = ProgressReport(cfg.epochs * steps_per_epoch, progress_interval)
     with StopSignals() as stop:
-        while progress.epoch < cfg.epochs and not progress.stopped_early and progress.diverged_step is None:
+        while not training_done(progress, cfg):
             for group in optimizer.param_groups:
                 group["lr"] = cfg.lr_at(progress.epoch)
             batches = task.batches("train", cfg.batch_size, epoch_generator(run["seed"], progress.epoch))
@@ -456,18 +462,7 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
                     progress.curve.append((progress.step, progress.epoch + 1, "train_loss", loss))
                     log.warning("loss is %s at %s: the run diverged; recorded as its result", loss, where)
                     break
-                progress.step += 1
-                progress.batch_in_epoch += 1
-                progress.epoch_loss += loss
-                progress.window.append(loss)
-                if len(progress.window) == cfg.log_every:
-                    progress.curve.append((progress.step, progress.epoch + 1, "train_loss",
-                                           sum(progress.window) / len(progress.window)))
-                    progress.window = []
-                    if progress.grad_window:
-                        progress.curve.append((progress.step, progress.epoch + 1, "grad_norm",
-                                               sum(progress.grad_window) / len(progress.grad_window)))
-                        progress.grad_window = []
+                record_step(progress, loss, cfg)
                 report.update(progress, loss)
                 if stop.received:
                     save()
@@ -480,29 +475,72 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
                 break
             carried = None  # every epoch starts from the zero state
             value = evaluate(model, task, ("dev",), cfg, device)[task.dev_metric]
-            progress.curve.append((progress.step, progress.epoch + 1, task.dev_metric, value))
-            if cfg.lr_decay != 1.0:
-                progress.curve.append((progress.step, progress.epoch + 1, "lr", cfg.lr_at(progress.epoch)))
-            progress.last_epoch_loss = progress.epoch_loss / max(progress.batch_in_epoch, 1)
-            progress.epoch += 1
-            progress.batch_in_epoch = 0
-            progress.epoch_loss = 0.0
-            if goal is not None:
-                if improves(value, progress.best_value, goal, cfg.min_delta):
-                    progress.best_value, progress.best_epoch = value, progress.epoch
-                    progress.epochs_without_improvement = 0
-                    best_model = {name: tensor.detach().to("cpu", copy=True)
-                                  for name, tensor in model.state_dict().items()}
-                else:
-                    progress.epochs_without_improvement += 1
-                    if progress.epochs_without_improvement >= cfg.patience:
-                        progress.stopped_early = progress.epoch < cfg.epochs
-                        if progress.stopped_early:
-                            log.info("early stop after epoch %d: %s has not improved on %.6g (epoch %d) "
-                                     "for %d epochs", progress.epoch, task.dev_metric, progress.best_value,
-                                     progress.best_epoch, cfg.patience)
+            if end_epoch(progress, value, task.dev_metric, cfg, goal):
+                best_model = cpu_copy(model.state_dict())
             save()
 
+    seconds = seconds_before + time.monotonic() - started
+    return finish_run(out_dir, run, task, model, cfg, device, progress, best_model, provenance(device, seconds))
+
+
+def record_step(progress: Progress, loss: float, cfg: TrainConfig) -> None:
+    """Count one finished optimiser step of loss ``loss``; every ``log_every`` steps the mean
+    training loss (and gradient norm) since the last point goes on the curve."""
+    progress.step += 1
+    progress.batch_in_epoch += 1
+    progress.epoch_loss += loss
+    progress.window.append(loss)
+    if len(progress.window) == cfg.log_every:
+        progress.curve.append((progress.step, progress.epoch + 1, "train_loss",
+                               sum(progress.window) / len(progress.window)))
+        progress.window = []
+        if progress.grad_window:
+            progress.curve.append((progress.step, progress.epoch + 1, "grad_norm",
+                                   sum(progress.grad_window) / len(progress.grad_window)))
+            progress.grad_window = []
+
+
+def end_epoch(progress: Progress, value: float, dev_metric: str, cfg: TrainConfig, goal: str | None) -> bool:
+    """Close the epoch whose dev metric is ``value``: curve, counters and early stopping (see
+    the module docstring). True when the epoch improved on the best so far, i.e. its weights
+    are to be kept."""
+    progress.curve.append((progress.step, progress.epoch + 1, dev_metric, value))
+    if cfg.lr_decay != 1.0:
+        progress.curve.append((progress.step, progress.epoch + 1, "lr", cfg.lr_at(progress.epoch)))
+    progress.last_epoch_loss = progress.epoch_loss / max(progress.batch_in_epoch, 1)
+    progress.epoch += 1
+    progress.batch_in_epoch = 0
+    progress.epoch_loss = 0.0
+    if goal is None:
+        return False
+    if improves(value, progress.best_value, goal, cfg.min_delta):
+        progress.best_value, progress.best_epoch = value, progress.epoch
+        progress.epochs_without_improvement = 0
+        return True
+    progress.epochs_without_improvement += 1
+    if progress.epochs_without_improvement >= cfg.patience:
+        progress.stopped_early = progress.epoch < cfg.epochs
+        if progress.stopped_early:
+            log.info("early stop after epoch %d: %s has not improved on %.6g (epoch %d) for %d epochs",
+                     progress.epoch, dev_metric, progress.best_value, progress.best_epoch, cfg.patience)
+    return False
+
+
+def cpu_copy(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A detached copy of a state dict on the CPU (the kept weights of early stopping)."""
+    return {name: tensor.detach().to("cpu", copy=True) for name, tensor in state.items()}
+
+
+def training_done(progress: Progress, cfg: TrainConfig) -> bool:
+    """Whether a run has nothing left to train: all epochs, stopped early, or diverged."""
+    return progress.epoch >= cfg.epochs or progress.stopped_early or progress.diverged_step is not None
+
+
+def finish_run(out_dir: Path, run: dict, task: Task, model: nn.Module, cfg: TrainConfig, device,
+               progress: Progress, best_model: dict[str, torch.Tensor] | None,
+               made: dict[str, Any]) -> dict[str, float]:
+    """Evaluate the trained run (its kept weights, with early stopping) on dev and test and write
+    its outputs (:func:`write_outputs`, provenance ``made``); return its metrics."""
     items = None
     if progress.diverged_step is not None:
         metrics = diverged_metrics(evaluate(model, task, ("dev", "test"), cfg, device), progress.diverged_step)
@@ -515,11 +553,11 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
     train_loss = progress.last_epoch_loss
     if progress.diverged_step is not None and not math.isfinite(train_loss):
         train_loss = None  # it diverged within its first epoch
+    n_params = sum(p.numel() for p in model.parameters())
     metrics.update(train_loss=train_loss, steps=progress.step, params=n_params, epochs=progress.epoch)
-    if goal is not None:
+    if cfg.patience is not None:
         metrics["best_epoch"] = progress.best_epoch
-    seconds = seconds_before + time.monotonic() - started
-    write_outputs(out_dir, run, progress, metrics, model, provenance(device, seconds), items)
+    write_outputs(out_dir, run, progress, metrics, model, made, items)
     return metrics
 
 

@@ -41,6 +41,7 @@ class AddingProblem(Task):
     split_metrics = ("mse",)
     item_metrics = MSE_ITEMS
     io = TaskIO(output_size=1, level="sequence", input_features=2)
+    packable = True
 
     def __init__(self, data=None, T: int = 100, train_size: int = 10000, dev_size: int = 1000,
                  test_size: int = 1000, data_seed: int = 0):

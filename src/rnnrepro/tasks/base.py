@@ -131,6 +131,13 @@ class Task:
     item_unit: ClassVar[str] = "sequence"
     #: split metrics (without the prefix) as formulas over item sums; see :meth:`item_formulas`
     item_metrics: ClassVar[dict[str, Formula]] = {}
+    #: whether runs of this task can train packed, as one batched model (rnnrepro.packing): every
+    #: batch has the same shapes and lengths whatever the data parameters, and ``loss`` depends on
+    #: none of them
+    packable: ClassVar[bool] = False
+    #: constructor parameters that choose only the data (which sequences, which filter), not its
+    #: shapes: runs differing in these (and in the seed) can share a pack
+    data_params: ClassVar[tuple[str, ...]] = ("data_seed",)
 
     def item_formulas(self) -> dict[str, Formula]:
         """The split metrics ``evaluate(..., items=recorder)`` can recompute from the items it

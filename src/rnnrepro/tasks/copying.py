@@ -72,6 +72,7 @@ class CopyingProblem(Task):
     dev_goal = "min"
     split_metrics = ("loss", "copy_accuracy")
     io = TaskIO(output_size=CATEGORIES, level="token", input_features=CATEGORIES)
+    packable = True
 
     def __init__(self, data=None, T: int = 100, train_size: int = 10000, dev_size: int = 1000,
                  test_size: int = 1000, data_seed: int = 0):

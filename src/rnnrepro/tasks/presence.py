@@ -44,6 +44,8 @@ class Presence(Task):
     dev_goal = "min"
     split_metrics = ("loss", "accuracy")
     io = TaskIO(output_size=2, level="sequence", input_vocab=3)
+    packable = True
+    data_params = ()
 
     def __init__(self, data=None, T: int = 10):
         if T < 1:

@@ -64,6 +64,7 @@ class SequenceReversal(Task):
     dev_metric = "dev_accuracy"
     split_metrics = ("accuracy",)
     item_metrics = ACCURACY_ITEMS
+    packable = True
 
     def __init__(self, data=None, T: int = 20, V: int = 4, train_size: int = 10000, dev_size: int = 2000,
                  test_size: int = 2000, data_seed: int = 0):

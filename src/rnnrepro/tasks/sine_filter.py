@@ -67,6 +67,8 @@ class SineFilter(Task):
     split_metrics = ("mse",)
     item_metrics = MSE_ITEMS
     io = TaskIO(output_size=1, level="token", input_features=1)
+    packable = True
+    data_params = ("data_seed", "gamma", "acausality")
 
     def __init__(self, data=None, gamma: float = 1.0, acausality: int = 0, taps: int = 20, T: int = 50,
                  train_size: int = 10000, dev_size: int = 2000, test_size: int = 2000, data_seed: int = 0):

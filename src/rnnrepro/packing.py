@@ -1,0 +1,405 @@
+"""Packed training: independent small runs of one architecture trained together, as one batched model.
+
+Which runs pack (:func:`pack_key`). Runs whose configs are equal except for the seed and the
+task's data parameters (``Task.data_params``: a data seed, the sine filter's γ and
+acausality), of a task that declares itself ``packable`` (every batch has the same shapes and
+lengths whatever those parameters are), without carried state, without dropout (one vmapped
+generator cannot reproduce each run's own masks), with ``on_nonfinite: raise``, and with a
+model no wider than ``max_hidden`` units. On a CPU the batched form pays only where a run is
+too small to keep the cores busy (``benchmarks/bench_pack.py``: 1-16 units faster, 32 and more
+slower than one run after another), hence the default of 16 in config/config.yaml; on a GPU
+set it to null. :func:`plan_packs` cuts each group, in the order of its run folders, into
+packs of at most ``size`` runs of near-equal size. A pack is one Snakemake job (one SLURM job).
+
+How a pack trains (:func:`train_pack`). Each member is built exactly as when alone (seeded by
+its own seed, so its initial weights are the run's own), and its weights are stacked along a
+new leading dimension, θ_p → Θ_p = [θ_p^(1); ...; θ_p^(N)]. One step computes every member's
+loss on its own batch (its own data, in its own order: ``epoch_generator(seed, epoch)``) with
+``torch.func.vmap`` over ``functional_call`` of the model, through the cells' reference loops
+(which vmap batches: each matmul of a step becomes one bmm over the members), and
+backpropagates Σ_i L_i, whose gradient with respect to member i's slice is ∂L_i/∂θ^(i). Adam,
+Adagrad and SGD update every entry from its own gradient history, so one optimiser over the
+stacked tensors is N optimisers. Global-norm clipping is per member, as
+``torch.nn.utils.clip_grad_norm_`` does for a run alone:
+
+    g^(i) ← g^(i) · min(1, c / (‖g^(i)‖₂ + 1e-6)),   ‖g^(i)‖₂ = sqrt(Σ_p ‖∂L_i/∂θ_p^(i)‖₂²).
+
+Each member keeps its own folder: config.json, curve.tsv, items.npz, metrics.json, model.pt
+and checkpoint.pt, which is a run-alone checkpoint of its slice (same format and key: a run
+trained alone resumes from it, and a pack from a run's). Dev evaluation after every epoch,
+early stopping, the final evaluation and the outputs are each member's own, computed with the
+member's weights in a model of its own (the fast loops). A pack resumes from its members'
+checkpoints: members at the same point train together again, others in packs of their own,
+one after another; once a member is finished (all epochs, or stopped early) it is written out
+and the others go on as a smaller pack. ``metrics.json``'s provenance says ``packed_runs``
+(how many runs trained together) and its ``wall_seconds`` is the member's share of the pack's.
+
+Equality with the run alone: the same equations on the same data from the same initial
+weights; the pack runs the reference loops batched, a run alone the fast loops (or oneDNN), so
+the numbers agree to float rounding, which training compounds. tests/test_packing.py measures
+it: every metric within a relative 1e-4 of the run alone after a few epochs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import resource
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
+
+from . import atomic
+from .cells import reference_loops
+from .tasks import TASKS, Predictions, Task
+from .tasks.base import Batch
+from .train import (CHECKPOINT, NonFiniteLoss, Progress, ProgressReport, Resumed, StopSignals, TrainConfig,
+                    TrainingInterrupted, build_run, checkpoint_key, cpu_copy, end_epoch, epoch_generator,
+                    evaluate, finish_run, load_checkpoint, make_optimizer, pick_device, provenance, record_step,
+                    save_checkpoint, seed_everything, training_done)
+
+log = logging.getLogger("rnnrepro.packing")
+
+
+class PackError(ValueError):
+    """Runs that cannot train as one pack."""
+
+
+# -- which runs pack ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Packing:
+    """The ``packing`` section of config/config.yaml."""
+
+    size: int = 16  # most runs in a pack; 0 or 1: every run trains alone
+    max_hidden: int | None = 16  # pack only models of at most this many hidden units (None: any)
+
+    @classmethod
+    def from_config(cls, section: dict | None) -> "Packing":
+        """From the validated config section; numbers (and null) given as text on Snakemake's
+        command line (``--config 'packing={size: 8, max_hidden: null}'``) are read as such."""
+        section = dict(section or {})
+        if "size" in section:
+            section["size"] = int(section["size"])
+        if "max_hidden" in section:
+            value = section["max_hidden"]
+            section["max_hidden"] = None if value in (None, "null") else int(value)
+        return cls(**section)
+
+
+def pack_key(identity: dict, packing: Packing) -> str | None:
+    """What runs that may share a pack have in common (their config without the seed and the
+    task's data parameters), or None when the run trains alone (see the module docstring)."""
+    if packing.size < 2:
+        return None
+    task = dict(identity["task"])
+    kind = TASKS[task["name"]]
+    if not kind.packable or task.get("stateful"):
+        return None
+    if any(value for section in ("model", "cell") for name, value in identity[section].items() if "dropout" in name):
+        return None
+    if (identity.get("train") or {}).get("on_nonfinite") == "record":
+        return None
+    width = identity["model"].get("hidden_size")
+    if packing.max_hidden is not None and (width is None or width > packing.max_hidden):
+        return None
+    shared = {key: value for key, value in identity.items() if key != "seed"}
+    shared["task"] = {name: value for name, value in task.items() if name not in kind.data_params}
+    return json.dumps(shared, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Pack:
+    """Run folders trained together as one job."""
+
+    members: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """``pack_<10 hex digits of sha256 over the member folders>``: stable while the members are."""
+        return "pack_" + hashlib.sha256("\n".join(self.members).encode()).hexdigest()[:10]
+
+
+def plan_packs(runs: dict[str, dict], packing: Packing) -> list[Pack]:
+    """The packs of a plan (run folder -> identity): each group of runs with one :func:`pack_key`,
+    in folder order, cut into ⌈n / size⌉ packs whose sizes differ by at most one; a group of
+    one run is no pack."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for folder, identity in runs.items():
+        key = pack_key(identity, packing)
+        if key is not None:
+            groups[key].append(folder)
+    packs = []
+    for key in sorted(groups):
+        folders = sorted(groups[key])
+        if len(folders) < 2:
+            continue
+        count = math.ceil(len(folders) / packing.size)
+        bounds = [round(i * len(folders) / count) for i in range(count + 1)]
+        packs += [Pack(tuple(folders[a:b])) for a, b in zip(bounds, bounds[1:])]
+    return packs
+
+
+# -- training ----------------------------------------------------------------------------------
+@dataclass
+class Member:
+    """One run of a pack: its config, folder, task, a model and optimiser of its own (which hold
+    its slice between pack steps, for evaluation and checkpoints) and its progress."""
+
+    run: dict
+    out_dir: Path
+    key: dict
+    task: Task
+    model: nn.Module
+    optimizer: torch.optim.Optimizer
+    progress: Progress
+    best_model: dict[str, torch.Tensor] | None = None
+    metrics: dict[str, Any] | None = None
+
+    def save(self) -> None:
+        save_checkpoint(self.out_dir / CHECKPOINT, self.key, self.model, self.optimizer, self.progress,
+                        None, self.best_model)
+
+
+def load_member(run: dict, out_dir: Path, data, device: torch.device, identity: dict | None) -> Member:
+    """A run built as it would be alone (same seed, same initial weights), resumed from its
+    checkpoint when it has one of the same key."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cfg = TrainConfig(**run.get("train", {}))
+    seed_everything(run["seed"])
+    task, model = build_run(run, data)
+    model.to(device)
+    optimizer = make_optimizer(model.parameters(), cfg)
+    key = checkpoint_key(run, identity)
+    resumed = load_checkpoint(out_dir / CHECKPOINT, key, model, optimizer) or Resumed(Progress())
+    return Member(run, out_dir, key, task, model, optimizer, resumed.progress, resumed.best_model)
+
+
+def check_packable(members: list[Member]) -> TrainConfig:
+    """The pack's one training config; a :class:`PackError` names what keeps runs apart."""
+    first = members[0]
+    cfg = TrainConfig(**first.run.get("train", {}))
+    shapes = {name: p.shape for name, p in first.model.named_parameters()}
+    for member in members:
+        where = f"run {member.out_dir}"
+        if TrainConfig(**member.run.get("train", {})) != cfg:
+            raise PackError(f"{where}: its train settings differ from {first.out_dir}'s; a pack trains with one")
+        if type(member.task) is not type(first.task) or not member.task.packable or member.task.stateful:
+            raise PackError(f"{where}: task {type(member.task).__name__} does not pack with "
+                            f"{type(first.task).__name__} (packable tasks without carried state only)")
+        if {name: p.shape for name, p in member.model.named_parameters()} != shapes:
+            raise PackError(f"{where}: its model's parameters differ from {first.out_dir}'s")
+        if any(isinstance(m, nn.Dropout) and m.p > 0 for m in member.model.modules()):
+            raise PackError(f"{where}: dropout cannot be packed (each run draws its own masks)")
+    if cfg.on_nonfinite != "raise":
+        raise PackError("on_nonfinite: record cannot be packed (a diverged member would stop the others)")
+    return cfg
+
+
+def train_pack(runs: list[dict], out_dirs: list[str | Path], data: str | Path | None = None,
+               device: str | None = None, identities: list[dict | None] | None = None,
+               progress_interval: float = 10.0) -> list[dict[str, Any]]:
+    """Train ``runs`` (run configs, see rnnrepro.train) together into ``out_dirs``, resuming each
+    from its checkpoint; return their metrics, in order. ``identities``: the data and code
+    identities each checkpoint must also match (the workflow passes them)."""
+    if len(runs) != len(out_dirs):
+        raise ValueError(f"{len(runs)} runs for {len(out_dirs)} folders")
+    started = time.monotonic()
+    device = pick_device(device)
+    identities = identities or [None] * len(runs)
+    members = [load_member(run, Path(out), data, device, identity)
+               for run, out, identity in zip(runs, out_dirs, identities)]
+    cfg = check_packable(members)
+    log.info("pack of %d runs on %s: %d parameters each", len(members), device,
+             sum(p.numel() for p in members[0].model.parameters()))
+    with StopSignals() as stop:
+        while True:
+            for member in members:
+                if member.metrics is None and training_done(member.progress, cfg):
+                    made = {**provenance(device, member.progress.seconds), "packed_runs": len(members)}
+                    member.metrics = finish_run(member.out_dir, member.run, member.task, member.model, cfg, device,
+                                                member.progress, member.best_model, made)
+            training = [m for m in members if m.metrics is None]
+            if not training:
+                break
+            groups: dict[tuple[int, int, int], list[Member]] = defaultdict(list)
+            for member in training:
+                p = member.progress
+                groups[(p.step, p.epoch, p.batch_in_epoch)].append(member)
+            TrainTogether(min(groups.items())[1], cfg, device, stop, progress_interval).run()
+    write_benchmarks([m.out_dir for m in members], time.monotonic() - started)
+    return [member.metrics for member in members]
+
+
+def write_benchmarks(out_dirs: list[Path], seconds: float) -> None:
+    """Each member's ``benchmark.tsv`` (the columns of Snakemake's that the aggregation reads, as
+    a run alone's job has): its share of the pack's wall time (``s``) and CPU time
+    (``cpu_time``), and the pack's peak resident memory (``max_rss``, MB), which it shared."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime
+    n = len(out_dirs)
+    for out_dir in out_dirs:
+        atomic.write_text(out_dir / "benchmark.tsv", f"s\tcpu_time\tmax_rss\tpacked_runs\n"
+                                                    f"{seconds / n:.4f}\t{cpu / n:.4f}\t{usage.ru_maxrss / 1024:.2f}\t{n}\n")
+
+
+@dataclass
+class TrainTogether:
+    """Members at the same point of training, stacked into one batched model until one of them
+    finishes (or the pack is stopped)."""
+
+    members: list[Member]
+    cfg: TrainConfig
+    device: torch.device
+    stop: StopSignals
+    progress_interval: float
+    names: list[str] = field(init=False)
+
+    def __post_init__(self):
+        model = self.members[0].model
+        self.names = [name for name, _ in model.named_parameters()]
+        params, self.buffers = stack_module_state([m.model for m in self.members])
+        self.params = {name: nn.Parameter(params[name].detach().clone()) for name in self.names}
+        self.optimizer = make_optimizer(list(self.params.values()), self.cfg)
+        self.optimizer.load_state_dict(stack_optimizer_states([m.optimizer.state_dict() for m in self.members],
+                                                              self.optimizer.state_dict()))
+        self.loss = vmap(member_loss_of(model, self.members[0].task), in_dims=(0, 0, 0, 0, 0, None),
+                         randomness="error")
+        self.since = time.monotonic()
+
+    def sync(self) -> None:
+        """Copy each member's slice into its own model and optimiser, and its share of the
+        time since the last sync into its progress."""
+        now = time.monotonic()
+        optimizer_state = self.optimizer.state_dict()
+        for i, member in enumerate(self.members):
+            member.model.load_state_dict({**member.model.state_dict(),
+                                          **{name: self.params[name].detach()[i] for name in self.names}})
+            member.optimizer.load_state_dict(slice_optimizer_state(optimizer_state, i))
+            member.progress.seconds += (now - self.since) / len(self.members)
+        self.since = now
+
+    def checkpoint(self) -> None:
+        self.sync()
+        for member in self.members:
+            member.save()
+
+    def run(self) -> None:
+        cfg, lead = self.cfg, self.members[0]
+        steps_per_epoch = len(lead.task.batches("train", cfg.batch_size, epoch_generator(lead.run["seed"], 0)))
+        report = ProgressReport(cfg.epochs * steps_per_epoch, self.progress_interval)
+        while True:
+            epoch = lead.progress.epoch
+            for group in self.optimizer.param_groups:
+                group["lr"] = cfg.lr_at(epoch)
+            epochs = [m.task.batches("train", cfg.batch_size, epoch_generator(m.run["seed"], epoch))
+                      for m in self.members]
+            if len({len(batches) for batches in epochs}) != 1:
+                raise PackError(f"the members' epochs have {sorted({len(b) for b in epochs})} batches; "
+                                "packed runs need the same number")
+            for k in range(lead.progress.batch_in_epoch, len(epochs[0])):
+                losses = self.step([batches[k] for batches in epochs])
+                for member, loss in zip(self.members, losses):
+                    record_step(member.progress, loss, cfg)
+                report.update(lead.progress, sum(losses) / len(losses))
+                if self.stop.received:
+                    self.checkpoint()
+                    raise TrainingInterrupted(f"{self.stop.received} at step {lead.progress.step}: checkpoints "
+                                              f"written to the {len(self.members)} run folders; run again to resume")
+                if lead.progress.step % cfg.checkpoint_every == 0:
+                    self.checkpoint()
+            self.sync()
+            for member in self.members:
+                value = evaluate(member.model, member.task, ("dev",), cfg, self.device)[member.task.dev_metric]
+                goal = member.task.dev_goal_of() if cfg.patience is not None else None
+                if end_epoch(member.progress, value, member.task.dev_metric, cfg, goal):
+                    member.best_model = cpu_copy(member.model.state_dict())
+                member.save()
+            if any(training_done(m.progress, cfg) for m in self.members):
+                return
+
+    def step(self, batches: list[Batch]) -> list[float]:
+        """One optimiser step of every member on its own batch; returns their losses (the main
+        prediction's, as a run alone reports)."""
+        cfg, n = self.cfg, len(self.members)
+        lengths = batches[0].lengths
+        for member, batch in zip(self.members, batches):
+            if not torch.equal(batch.lengths, lengths):
+                raise PackError(f"run {member.out_dir}: its batch lengths differ from the pack's")
+        inputs = torch.stack([b.inputs for b in batches]).to(self.device)
+        targets = torch.stack([b.targets for b in batches]).to(self.device)
+        extra = {name: torch.stack([b.extra[name] for b in batches]).to(self.device) for name in batches[0].extra}
+        self.members[0].model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        with reference_loops():
+            total, main = self.loss(self.params, self.buffers, inputs, targets, extra, lengths.to(self.device))
+        values = total.detach().tolist()
+        for member, value in zip(self.members, values):
+            if not math.isfinite(value):
+                raise NonFiniteLoss(f"loss is {value} at step {member.progress.step + 1} (epoch "
+                                    f"{member.progress.epoch + 1}, batch {member.progress.batch_in_epoch + 1}) "
+                                    f"of run {member.out_dir}, packed with {n - 1} others")
+        total.sum().backward()
+        grads = [p.grad for p in self.params.values() if p.grad is not None]
+        if cfg.log_grad_norm or cfg.clip is not None:
+            norms = member_norms(grads, n)
+            if cfg.log_grad_norm:
+                for member, norm in zip(self.members, norms.tolist()):
+                    member.progress.grad_window.append(norm)
+            if cfg.clip is not None:
+                scale = (cfg.clip / (norms + 1e-6)).clamp(max=1.0)
+                for g in grads:
+                    g.mul_(scale.view(n, *[1] * (g.dim() - 1)))
+        if cfg.clip_value is not None:
+            for g in grads:
+                g.clamp_(-cfg.clip_value, cfg.clip_value)
+        self.optimizer.step()
+        return main.detach().tolist()
+
+
+def member_loss_of(model: nn.Module, task: Task):
+    """One member's (training loss, main prediction's loss) on its batch, with its weights: the
+    function vmapped over the pack."""
+
+    def member_loss(params, buffers, inputs, targets, extra, lengths):
+        batch = Batch(inputs, lengths, targets, extra)
+        output = functional_call(model, (params, buffers), (batch,))
+        total = task.total_loss(output, batch)
+        main = task.loss(output.main, batch) if isinstance(output, Predictions) else total
+        return total, main
+
+    return member_loss
+
+
+def member_norms(grads: list[torch.Tensor], n: int) -> torch.Tensor:
+    """(n,) global gradient norm of each member: sqrt(Σ_p ‖g_p^(i)‖₂²), the norm of the
+    per-tensor norms as torch.nn.utils.get_total_norm takes it."""
+    return torch.stack([g.reshape(n, -1).norm(dim=1) for g in grads], dim=1).norm(dim=1)
+
+
+def stack_optimizer_states(states: list[dict], template: dict) -> dict:
+    """The stacked optimiser's state from its members' (same step count): every per-entry
+    tensor stacked along a new first dimension, the step count shared. ``template`` (the
+    stacked optimiser's own state dict) gives the param groups."""
+    first = states[0]["state"]
+    stacked = {}
+    for index, entry in first.items():
+        stacked[index] = {name: value if name == "step" or not isinstance(value, torch.Tensor)
+                          else torch.stack([s["state"][index][name] for s in states])
+                          for name, value in entry.items()}
+    return {"state": stacked, "param_groups": template["param_groups"]}
+
+
+def slice_optimizer_state(state: dict, i: int) -> dict:
+    """Member ``i``'s optimiser state (a run alone's) from the stacked optimiser's."""
+    return {"state": {index: {name: value if not isinstance(value, torch.Tensor)
+                              else value.clone() if name == "step" else value[i].clone()
+                              for name, value in entry.items()}
+                      for index, entry in state["state"].items()},
+            "param_groups": state["param_groups"]}

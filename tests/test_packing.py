@@ -1,0 +1,190 @@
+"""Packed training (rnnrepro.packing): small runs trained together as one batched model.
+
+A packed run must end where the same run trained alone ends, to float rounding: every metric
+within a relative TOLERANCE after a few epochs (measured: about 1e-7 here; the pack runs the
+reference loops batched over members, a run alone the fast loops). A pack resumes exactly, its
+checkpoints are runs' own, and the workflow trains a pack as one job.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_tool
+
+from rnnrepro import packing
+from rnnrepro.packing import Pack, PackError, Packing, pack_key, plan_packs, train_pack
+from rnnrepro.train import TrainingInterrupted, train_run
+
+TOLERANCE = 1e-4  # relative difference allowed between a packed run's metric and the run alone's
+RUN_FILES = {"config.json", "curve.tsv", "items.npz", "metrics.json", "model.pt", "checkpoint.pt", "benchmark.tsv"}
+
+
+def sine_run(seed: int, gamma: float, data_seed: int = 1, **train) -> dict:
+    """A run of the drnn sine-filter task small enough for a test (seconds)."""
+    return {"task": {"name": "sine_filter", "taps": 5, "T": 12, "train_size": 120, "dev_size": 40, "test_size": 40,
+                     "gamma": gamma, "acausality": 2, "data_seed": data_seed},
+            "model": {"name": "delayed", "hidden_size": 6, "delay": 2}, "cell": {"name": "lstm"},
+            "train": {"optimizer": "adam", "lr": 0.02, "clip": 0.5, "batch_size": 20, "epochs": 3,
+                      "checkpoint_every": 4, "log_every": 3, "log_grad_norm": True, **train},
+            "seed": seed}
+
+
+RUNS = [sine_run(1, 0.5), sine_run(2, 1.0, data_seed=2), sine_run(3, 2.0)]
+
+
+def numbers(folder: Path) -> dict:
+    metrics = json.loads((folder / "metrics.json").read_text())
+    metrics.pop("provenance")
+    return metrics
+
+
+def curve(folder: Path) -> list[list[str]]:
+    return [line.split("\t") for line in (folder / "curve.tsv").read_text().splitlines()[1:]]
+
+
+def assert_close(packed: dict, alone: dict, where: str) -> None:
+    assert packed.keys() == alone.keys(), where
+    for name, value in alone.items():
+        if isinstance(value, float):
+            assert math.isclose(packed[name], value, rel_tol=TOLERANCE, abs_tol=1e-9), (where, name, packed[name], value)
+        else:
+            assert packed[name] == value, (where, name)
+
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory) -> list[Path]:
+    root = tmp_path_factory.mktemp("alone")
+    for i, run in enumerate(RUNS):
+        train_run(run, root / f"run{i}")
+    return [root / f"run{i}" for i in range(len(RUNS))]
+
+
+def test_packed_runs_end_where_the_runs_alone_end(alone, tmp_path):
+    folders = [tmp_path / f"run{i}" for i in range(len(RUNS))]
+    train_pack(RUNS, folders)
+    for packed, single in zip(folders, alone):
+        assert {p.name for p in packed.iterdir()} == RUN_FILES
+        assert_close(numbers(packed), numbers(single), str(packed))
+        assert json.loads((packed / "config.json").read_text()) == json.loads((single / "config.json").read_text())
+        points, reference = curve(packed), curve(single)
+        assert [p[:3] for p in points] == [p[:3] for p in reference]  # same steps, epochs and metrics
+        for p, r in zip(points, reference):
+            assert math.isclose(float(p[3]), float(r[3]), rel_tol=TOLERANCE, abs_tol=1e-9), (packed, p, r)
+        made = json.loads((packed / "metrics.json").read_text())["provenance"]
+        assert made["packed_runs"] == len(RUNS)
+
+
+def test_members_stop_early_on_their_own_dev_metric(tmp_path):
+    runs = [sine_run(seed, gamma, epochs=8, patience=1, min_delta=0.002, lr=0.05)
+            for seed, gamma in [(1, 0.3), (2, 3.0), (3, 1.0), (4, 5.0)]]
+    packed = train_pack(runs, [tmp_path / f"packed{i}" for i in range(len(runs))])
+    single = [train_run(run, tmp_path / f"alone{i}") for i, run in enumerate(runs)]
+    for i, (p, s) in enumerate(zip(packed, single)):
+        assert (p["epochs"], p["best_epoch"]) == (s["epochs"], s["best_epoch"]), i
+        assert_close(numbers(tmp_path / f"packed{i}"), numbers(tmp_path / f"alone{i}"), f"member {i}")
+
+
+def interrupt_at(monkeypatch, step: int) -> None:
+    """Make the pack receive SIGTERM (as SLURM sends before preempting) during its ``step``-th step."""
+    original = packing.TrainTogether.step
+    calls = []
+
+    def step_then_signal(self, batches):
+        calls.append(1)
+        if len(calls) == step:
+            self.stop.received = "SIGTERM"
+        return original(self, batches)
+
+    monkeypatch.setattr(packing.TrainTogether, "step", step_then_signal)
+
+
+def test_an_interrupted_pack_resumes_to_identical_metrics(tmp_path, monkeypatch):
+    whole = [tmp_path / f"whole{i}" for i in range(len(RUNS))]
+    train_pack(RUNS, whole)
+    folders = [tmp_path / f"run{i}" for i in range(len(RUNS))]
+    with monkeypatch.context() as patch:
+        interrupt_at(patch, 7)
+        with pytest.raises(TrainingInterrupted, match="checkpoints written"):
+            train_pack(RUNS, folders)
+    assert all((f / "checkpoint.pt").exists() and not (f / "metrics.json").exists() for f in folders)
+    train_pack(RUNS, folders)
+    for resumed, reference in zip(folders, whole):
+        assert numbers(resumed) == numbers(reference)
+        assert curve(resumed) == curve(reference)
+
+
+def test_a_packed_members_checkpoint_is_a_run_alones(alone, tmp_path, monkeypatch, caplog):
+    folders = [tmp_path / f"run{i}" for i in range(len(RUNS))]
+    with monkeypatch.context() as patch:
+        interrupt_at(patch, 5)
+        with pytest.raises(TrainingInterrupted):
+            train_pack(RUNS, folders)
+    with caplog.at_level("INFO", logger="rnnrepro.train"):
+        train_run(RUNS[1], folders[1])  # the member alone, from the pack's checkpoint
+    assert "resuming" in caplog.text and "at step 5" in caplog.text
+    assert_close(numbers(folders[1]), numbers(alone[1]), "member resumed alone")
+
+
+def test_runs_that_differ_beyond_seed_and_data_do_not_pack(tmp_path):
+    with pytest.raises(PackError, match=r"run .*other.*train settings differ"):
+        train_pack([RUNS[0], sine_run(2, 1.0, lr=0.1)], [tmp_path / "one", tmp_path / "other"])
+
+
+def test_the_plan_packs_seeds_and_data_parameters_of_one_architecture():
+    runs = {f"run{i}": json.loads(json.dumps(run)) for i, run in enumerate(RUNS)}
+    runs["wide"] = {**RUNS[0], "model": {**RUNS[0]["model"], "hidden_size": 64}}
+    runs["wide_too"] = {**runs["wide"], "seed": 9}
+    runs["dropout"] = {**RUNS[0], "model": {**RUNS[0]["model"], "dropout": 0.5}}
+    runs["other_cell"] = {**RUNS[0], "cell": {"name": "gru"}}
+    runs["stateful"] = {**RUNS[0], "task": {"name": "lm", "stateful": True}, "model": {"name": "basic", "hidden_size": 4}}
+    runs["record"] = {**RUNS[0], "train": {**RUNS[0]["train"], "on_nonfinite": "record"}}
+    packs = plan_packs(runs, Packing(size=16, max_hidden=16))
+    assert packs == [Pack(("run0", "run1", "run2"))]
+    assert sorted(plan_packs(runs, Packing(size=16, max_hidden=None)), key=lambda p: p.members[0]) == [
+        Pack(("run0", "run1", "run2")), Pack(("wide", "wide_too"))]
+    assert plan_packs(runs, Packing(size=0)) == []
+    assert all(pack_key(runs[name], Packing()) is None for name in ("dropout", "stateful", "record"))
+    assert pack_key(runs["other_cell"], Packing()) not in (None, pack_key(runs["run0"], Packing()))
+    many = {f"seed{i:02d}": {**RUNS[0], "seed": i} for i in range(10)}
+    assert [len(p.members) for p in plan_packs(many, Packing(size=4))] == [3, 4, 3]  # near-equal, never of one
+    assert sorted(m for p in plan_packs(many, Packing(size=4)) for m in p.members) == sorted(many)
+
+
+def job_stats(project: Path, *config: str) -> dict[str, int]:
+    """Snakemake's dry-run job counts: rule -> jobs (the pack rules summed under ``train_pack``)."""
+    out = run_tool([sys.executable, "-m", "snakemake", "-n", "all", "--config", *config], cwd=project).stdout
+    table = out[out.index("Job stats"):].split("\n\n")[0]
+    counts: dict[str, int] = {}
+    for rule, count in re.findall(r"^(\w+)\s+(\d+)$", table, re.M):
+        rule = "train_pack" if rule.startswith("train_pack_") else rule
+        counts[rule] = counts.get(rule, 0) + int(count)
+    return counts
+
+
+@pytest.mark.slow
+def test_the_workflow_trains_a_pack_as_one_job(make_project):
+    project = make_project(scale="ci")
+    unpacked = job_stats(project, "packing={size: 0}")
+    packed = job_stats(project)
+    assert "train_pack" not in unpacked
+    plan = [line for line in run_tool([sys.executable, "-c", PACKS_AT_CI], cwd=project).stdout.split()]
+    members, packs = int(plan[0]), int(plan[1])
+    assert packs >= 2 and members > packs
+    assert packed["train_pack"] == packs
+    assert packed["train"] == unpacked["train"] - members
+
+
+PACKS_AT_CI = """
+from pathlib import Path
+from rnnrepro.packing import Packing, plan_packs
+from rnnrepro.studies import load_workflow_config
+config, studies = load_workflow_config({"scale": "ci"}, Path("workflow/schemas"), Path("config/studies"))
+runs = {folder: identity for study in studies.values() for folder, identity in study.runs.items()}
+packs = plan_packs(runs, Packing.from_config(config["packing"]))
+print(sum(len(p.members) for p in packs), len(packs))
+"""
