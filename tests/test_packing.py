@@ -188,3 +188,11 @@ runs = {folder: identity for study in studies.values() for folder, identity in s
 packs = plan_packs(runs, Packing.from_config(config["packing"]))
 print(sum(len(p.members) for p in packs), len(packs))
 """
+
+
+def test_a_packed_runs_code_is_a_runs_and_the_packed_loop():
+    from rnnrepro.code_identity import code_files, pack_code_identity, run_code_identity, run_modules
+
+    assert pack_code_identity("sine_filter", "delayed", "lstm") != run_code_identity("sine_filter", "delayed", "lstm")
+    files = {p.name for p in code_files(tuple(sorted({*run_modules("sine_filter", "delayed", "lstm"), "rnnrepro.packing"})))}
+    assert {"packing.py", "train.py", "sine_filter.py", "delayed.py", "lstm.py"} <= files

@@ -31,8 +31,11 @@ PACKAGE = Path(__file__).resolve().parent
 NAME = "rnnrepro"
 #: The code every run executes whatever its cell, model and task.
 SHARED_TRAINING_CODE = (f"{NAME}.train",)
+#: The loop of runs trained packed (rnnrepro.packing), part of a packed run's code.
+PACKED_TRAINING_CODE = f"{NAME}.packing"
 #: Folders and files holding code a run can execute (the DVC train stage's code deps).
-TRAINING_CODE = ("cells", "layers.py", "models", "tasks", "metrics", "data", "train.py", "registry.py", "atomic.py")
+TRAINING_CODE = ("cells", "layers.py", "models", "tasks", "metrics", "data", "train.py", "packing.py", "registry.py",
+                 "atomic.py")
 
 
 def module_file(module: str, package: Path = PACKAGE) -> Path | None:
@@ -114,6 +117,14 @@ def run_modules(task: str, model: str, cell: str) -> tuple[str, ...]:
 def run_code_identity(task: str, model: str, cell: str, package: Path = PACKAGE) -> str:
     """sha256 of the code a run of ``task``, ``model`` and ``cell`` executes."""
     return digest(code_files(run_modules(task, model, cell), package), package)
+
+
+@functools.lru_cache(maxsize=None)
+def pack_code_identity(task: str, model: str, cell: str, package: Path = PACKAGE) -> str:
+    """sha256 of the code a packed run executes: a run's (:func:`run_code_identity`) and the
+    packed training loop (rnnrepro.packing) with what it imports."""
+    modules = tuple(sorted({*run_modules(task, model, cell), PACKED_TRAINING_CODE}))
+    return digest(code_files(modules, package), package)
 
 
 def analysis_code_identity(analysis: str, package: Path = PACKAGE) -> str:

@@ -60,7 +60,7 @@ from . import atomic
 from .cells import reference_loops
 from .tasks import TASKS, Predictions, Task
 from .tasks.base import Batch
-from .train import (CHECKPOINT, NonFiniteLoss, Progress, ProgressReport, Resumed, StopSignals, TrainConfig,
+from .train import (CHECKPOINT, EPOCH_CHECKPOINT_SECONDS, NonFiniteLoss, Progress, ProgressReport, Resumed, StopSignals, TrainConfig,
                     TrainingInterrupted, build_run, checkpoint_key, cpu_copy, end_epoch, epoch_generator,
                     evaluate, finish_run, load_checkpoint, make_optimizer, pick_device, provenance, record_step,
                     save_checkpoint, seed_everything, training_done)
@@ -271,7 +271,7 @@ class TrainTogether:
                                                               self.optimizer.state_dict()))
         self.loss = vmap(member_loss_of(model, self.members[0].task), in_dims=(0, 0, 0, 0, 0, None),
                          randomness="error")
-        self.since = time.monotonic()
+        self.since = self.saved_at = time.monotonic()
 
     def sync(self) -> None:
         """Copy each member's slice into its own model and optimiser, and its share of the
@@ -289,6 +289,7 @@ class TrainTogether:
         self.sync()
         for member in self.members:
             member.save()
+        self.saved_at = time.monotonic()
 
     def run(self) -> None:
         cfg, lead = self.cfg, self.members[0]
@@ -320,8 +321,12 @@ class TrainTogether:
                 goal = member.task.dev_goal_of() if cfg.patience is not None else None
                 if end_epoch(member.progress, value, member.task.dev_metric, cfg, goal):
                     member.best_model = cpu_copy(member.model.state_dict())
-                member.save()
-            if any(training_done(m.progress, cfg) for m in self.members):
+            finished = any(training_done(m.progress, cfg) for m in self.members)
+            if finished or time.monotonic() - self.saved_at >= EPOCH_CHECKPOINT_SECONDS:
+                for member in self.members:
+                    member.save()
+                self.saved_at = time.monotonic()
+            if finished:
                 return
 
     def step(self, batches: list[Batch]) -> list[float]:

@@ -90,6 +90,11 @@ log = logging.getLogger("rnnrepro.train")
 
 EXIT_INTERRUPTED = 143  # 128 + SIGTERM: "stopped on request, resumable"
 CHECKPOINT = "checkpoint.pt"
+#: An epoch's end writes a checkpoint (besides every ``checkpoint_every`` steps) when the last one
+#: is at least this old: a run of long epochs keeps its dev evaluations, while a run of thousands
+#: of tiny epochs (elstm Fig. 5: 3 steps an epoch) does not rewrite its whole curve thousands of
+#: times, which cost it more than its training.
+EPOCH_CHECKPOINT_SECONDS = 30.0
 MODEL = "model.pt"
 #: Environment switches that change how (not what) the cells compute; recorded in provenance.
 SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PACKED", "RNNREPRO_FUSED")
@@ -114,7 +119,8 @@ class TrainConfig:
     clip: float | None = setting(None, "largest global gradient norm; null: no clipping")
     clip_value: float | None = setting(None, "clip each gradient entry to [-v, v] "
                                              "(the PRU paper's \"threshold at ±1\"); null: none")
-    checkpoint_every: int = setting(100, "steps between checkpoints (one is also written at each epoch end)")
+    checkpoint_every: int = setting(100, "steps between checkpoints (one is also written at an epoch's end when "
+                                         "the last is EPOCH_CHECKPOINT_SECONDS old, and when training ends)")
     log_every: int = setting(20, "steps between points of the train_loss curve")
     eval_batch_size: int = setting(100, "sequences per evaluation batch (stateful tasks: parallel pieces "
                                         "of the dev/test stream)")
@@ -438,9 +444,13 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
     n_params = sum(p.numel() for p in model.parameters())
     log.info("run %s: %d parameters on %s", out_dir, n_params, device)
 
+    saved_at = time.monotonic()
+
     def save() -> None:
+        nonlocal saved_at
         progress.seconds = seconds_before + time.monotonic() - started
         save_checkpoint(checkpoint, key, model, optimizer, progress, carried, best_model)
+        saved_at = time.monotonic()
 
     steps_per_epoch = len(task.batches("train", cfg.batch_size, epoch_generator(run["seed"], 0)))
     report = ProgressReport(cfg.epochs * steps_per_epoch, progress_interval)
@@ -477,7 +487,8 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
             value = evaluate(model, task, ("dev",), cfg, device)[task.dev_metric]
             if end_epoch(progress, value, task.dev_metric, cfg, goal):
                 best_model = cpu_copy(model.state_dict())
-            save()
+            if training_done(progress, cfg) or time.monotonic() - saved_at >= EPOCH_CHECKPOINT_SECONDS:
+                save()
 
     seconds = seconds_before + time.monotonic() - started
     return finish_run(out_dir, run, task, model, cfg, device, progress, best_model, provenance(device, seconds))

@@ -5,6 +5,7 @@
 # pack is a rule of its own, since its outputs are a list of run folders no wildcard can name.
 from types import SimpleNamespace
 
+from rnnrepro.code_identity import pack_code_identity
 from rnnrepro.packing import Packing, plan_packs
 
 PACKS = plan_packs(RUNS, Packing.from_config(config["packing"]))
@@ -13,6 +14,12 @@ PACKS = plan_packs(RUNS, Packing.from_config(config["packing"]))
 def pack_params(pack):
     """Each member's run params (config and dataset identity), as the train rule's."""
     return [run_params(SimpleNamespace(run=folder)) for folder in pack.members]
+
+
+def pack_code(pack):
+    """The identity of the code a pack's runs execute: a run's and the packed loop's (a param)."""
+    identity = RUNS[pack.members[0]]
+    return pack_code_identity(identity["task"]["name"], identity["model"]["name"], identity["cell"]["name"])
 
 
 def pack_dataset(pack):
@@ -43,7 +50,7 @@ for pack in PACKS:
             model=[LAYOUT.run(folder, "model.pt") for folder in pack.members],
         params:
             runs=pack_params(pack),
-            code_identity=run_code(SimpleNamespace(run=pack.members[0])),
+            code_identity=pack_code(pack),
         log:
             LAYOUT.log("packs", pack.name),
         benchmark:
