@@ -9,7 +9,7 @@ ratios mean for the drnn paper plan (its sine-filter grids, 100 hidden units): t
 ``results/paper/cost.csv`` (``python -m rnnrepro.cost --scale paper``) before and after, and its
 SLURM submissions.
 
-    python benchmarks/bench_pack.py [--rounds 3] [--threads 1] [--cases toy sine8 sine100]
+    python benchmarks/bench_pack.py [--rounds 3] [--threads 1] [--cases toy toy_lstm sine8 sine100]
 """
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def sine(seed: int, hidden: int) -> dict:
 
 CASES = {
     "toy": ("elstm fig5 toy task, 1-unit ELSTM, 10 seeds", lambda: [presence(s) for s in range(1, 11)]),
+    "toy_lstm": ("elstm fig5 toy task, 1-unit LSTM, 10 seeds", lambda: [presence(s, "lstm") for s in range(1, 11)]),
     "sine8": ("drnn sine filter, LSTM of 8 units, 16 runs", lambda: [sine(s, 8) for s in range(16)]),
     "sine16": ("drnn sine filter, LSTM of 16 units, 16 runs", lambda: [sine(s, 16) for s in range(16)]),
     "sine32": ("drnn sine filter, LSTM of 32 units, 16 runs", lambda: [sine(s, 32) for s in range(16)]),

@@ -46,14 +46,17 @@ def test_defaults_are_filled(paths):
     config, _ = load_workflow_config({"scale": "ci", "studies": ["pru"]}, *paths)
     assert config["data"] == {"mirror": None, "timeout": 20}
     assert config["results"] == "results"
+    assert config["packing"] == {"size": 16, "max_hidden": 4}
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"scael": "ci"}, "unknown key 'scael'; allowed: data, extra_cells, results, scale, studies"),
+    ({"scael": "ci"}, "unknown key 'scael'; allowed: data, extra_cells, packing, results, scale, studies"),
     ({"scale": "huge"}, "'huge' is not allowed; known: ci, mini, paper"),
     ({"studies": ["elstm", "nope"]}, "'nope' is not allowed; known: "),
     ({"data": {"timeout": "soon"}}, "data.timeout: 'soon' is not of type 'number'"),
     ({"data": {"mirorr": "x"}}, "data: unknown key 'mirorr'; allowed: mirror, timeout"),
+    ({"packing": {"sise": 8}}, "packing: unknown key 'sise'; allowed: max_hidden, size"),
+    ({"packing": {"size": "lots"}}, "packing.size: 'lots' does not match"),
 ])
 def test_bad_top_level_config_names_the_key(base_config, paths, change, message):
     config = {**base_config, **change}

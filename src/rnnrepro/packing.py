@@ -6,9 +6,12 @@ acausality), of a task that declares itself ``packable`` (every batch has the sa
 lengths whatever those parameters are), without carried state, without dropout (one vmapped
 generator cannot reproduce each run's own masks), with ``on_nonfinite: raise``, and with a
 model no wider than ``max_hidden`` units. On a CPU the batched form pays only where a run is
-too small to keep the cores busy (``benchmarks/bench_pack.py``: 1-16 units faster, 32 and more
-slower than one run after another), hence the default of 16 in config/config.yaml; on a GPU
-set it to null. :func:`plan_packs` cuts each group, in the order of its run folders, into
+far too small to keep a core busy: measured by ``benchmarks/bench_pack.py`` (whole runs, one
+thread), the 1-unit ELSTM and LSTM of elstm Fig. 5 train 2.6x and 2.1x faster packed (10 seeds),
+while the sine filter's LSTMs of 8, 16, 32 and 100 units take 1.25x, 2.6x, 3.2x and 2.8x the
+time of their runs one after another (torch's oneDNN LSTM, which a run alone uses, has no
+batched form over weights); hence the default of 4 in config/config.yaml. On a GPU set it to
+null (not measured here: no GPU). :func:`plan_packs` cuts each group, in the order of its run folders, into
 packs of at most ``size`` runs of near-equal size. A pack is one Snakemake job (one SLURM job).
 
 How a pack trains (:func:`train_pack`). Each member is built exactly as when alone (seeded by
@@ -78,7 +81,7 @@ class Packing:
     """The ``packing`` section of config/config.yaml."""
 
     size: int = 16  # most runs in a pack; 0 or 1: every run trains alone
-    max_hidden: int | None = 16  # pack only models of at most this many hidden units (None: any)
+    max_hidden: int | None = 4  # pack only models of at most this many hidden units (None: any)
 
     @classmethod
     def from_config(cls, section: dict | None) -> "Packing":
