@@ -101,8 +101,18 @@ def test_changed_training_code_reruns_every_run(project):
     finally:
         common.write_text(original)
     output = result.stdout + result.stderr
-    assert planned(output, "train") == len(list((project / "results/ci/runs").rglob("model.pt")))
+    members, packs = packed_at_ci(project)  # a pack's code identity holds its runs' (common.smk, pack_code)
+    assert planned(output, "train") + members == len(list((project / "results/ci/runs").rglob("model.pt")))
+    assert len(re.findall(r"^train_pack_\w+\s+1$", output, re.MULTILINE)) == packs
     assert "Params have changed" in output
+
+
+def packed_at_ci(project: Path) -> tuple[int, int]:
+    """How many runs the ci plan packs, in how many packs (rnnrepro.packing.plan_packs)."""
+    from test_packing import PACKS_AT_CI
+
+    out = run_tool([sys.executable, "-c", PACKS_AT_CI], cwd=project).stdout.split()
+    return int(out[0]), int(out[1])
 
 
 def test_an_artifact_naming_existing_runs_trains_nothing(project):

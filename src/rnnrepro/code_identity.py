@@ -120,11 +120,10 @@ def run_code_identity(task: str, model: str, cell: str, package: Path = PACKAGE)
 
 
 @functools.lru_cache(maxsize=None)
-def pack_code_identity(task: str, model: str, cell: str, package: Path = PACKAGE) -> str:
-    """sha256 of the code a packed run executes: a run's (:func:`run_code_identity`) and the
-    packed training loop (rnnrepro.packing) with what it imports."""
-    modules = tuple(sorted({*run_modules(task, model, cell), PACKED_TRAINING_CODE}))
-    return digest(code_files(modules, package), package)
+def packed_loop_identity(package: Path = PACKAGE) -> str:
+    """sha256 of the packed training loop (rnnrepro.packing) and what it imports: with the run's
+    own (:func:`run_code_identity`), the code a packed run executes."""
+    return digest(code_files((PACKED_TRAINING_CODE,), package), package)
 
 
 def analysis_code_identity(analysis: str, package: Path = PACKAGE) -> str:

@@ -3,11 +3,13 @@
 # fails before any job starts. That parse-time plan is the only one: the summary and the
 # report read it from plans/<study>.json. Paths come from rnnrepro.layout (results/<scale>/...).
 from pathlib import Path
+from types import SimpleNamespace
 
-from rnnrepro.code_identity import analysis_code_identity, run_code_identity
+from rnnrepro.code_identity import analysis_code_identity, packed_loop_identity, run_code_identity
 from rnnrepro.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
 from rnnrepro.layout import Layout
+from rnnrepro.packing import Packing, plan_packs
 from rnnrepro.studies import load_workflow_config, plan_digest_of, write_plan
 from rnnrepro.tasks import TASKS
 
@@ -174,3 +176,31 @@ def published_values(wildcards):
     """The study's published numbers, reports/published/<study>_*.csv."""
     return sorted(str(p) for p in Path("reports/published").glob(f"{wildcards.study}_*.csv"))
 
+
+# -- packs of small runs (workflow/rules/pack.smk; src/rnnrepro/packing.py) ----------------------
+PACKS = plan_packs(RUNS, Packing.from_config(config["packing"]))
+
+
+def pack_params(pack):
+    """Each member's run params (config and dataset identity), as the train rule's."""
+    return [run_params(SimpleNamespace(run=folder)) for folder in pack.members]
+
+
+def pack_code(pack):
+    """The identity of the code a pack's runs execute: a run's (run_code) and the packed loop's (a param)."""
+    return f"{run_code(SimpleNamespace(run=pack.members[0]))} packed:{packed_loop_identity()}"
+
+
+def pack_dataset(pack):
+    """The prepared dataset the pack's runs read (packable tasks share one, or none)."""
+    return run_dataset(SimpleNamespace(run=pack.members[0]))
+
+
+def share_train_settings(rule_name):
+    """The profile's set-resources and set-threads for `train` (profiles/slurm: a GPU and 4 CPUs per
+    job) apply to each pack too, since a pack is a training job. Snakemake looks them up by name
+    when it defines each one, in these parsed tables (snakemake is pinned in requirements.txt)."""
+    settings = workflow.resource_settings
+    for table in (settings._parsed_overwrite_resources, settings._parsed_overwrite_threads):
+        if "train" in table:
+            table[rule_name] = table["train"]
