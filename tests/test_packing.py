@@ -153,8 +153,9 @@ def test_the_plan_packs_seeds_and_data_parameters_of_one_architecture():
     assert pack_key(runs["other_cell"], narrow) not in (None, pack_key(runs["run0"], narrow))
     assert pack_key(runs["run0"], Packing(size=16, max_hidden=4)) is None  # 6 units: wider than 4
     many = {f"seed{i:02d}": {**RUNS[0], "seed": i} for i in range(10)}
-    assert [len(p.members) for p in plan_packs(many, Packing(size=4))] == [3, 4, 3]  # near-equal, never of one
-    assert sorted(m for p in plan_packs(many, Packing(size=4)) for m in p.members) == sorted(many)
+    four = Packing(size=4, max_hidden=16)
+    assert [len(p.members) for p in plan_packs(many, four)] == [3, 4, 3]  # near-equal, never of one
+    assert sorted(m for p in plan_packs(many, four) for m in p.members) == sorted(many)
 
 
 def job_stats(project: Path, *config: str) -> dict[str, int]:
