@@ -286,3 +286,26 @@ def test_timed_batches_span_the_sizes_of_an_epoch():
     assert cost.stratified([7], 3) == [0, 0, 0]
     # the mean of the timed steps, scaled to the epoch's mean size
     assert cost.per_step([1.0, 3.0], [10, 30], [10, 20, 30, 40]) == pytest.approx(2.0 * 25 / 20)
+
+
+def test_the_table_counts_a_pack_as_one_job_asking_for_its_runs_together(tmp_path):
+    """A pack is one job (one submission, one allowance of minutes): the table's jobs and runtime
+    asked follow the packs, its runs and hours do not change, and a pack asks SLURM for what the
+    table says."""
+    rows = [{"run": f"run/{n}", "study": "s", "artifacts": "s.a", "estimated_hours": "0.1", "peak_mem_mb": "10",
+             "host_mem_mb": "10", "device": "cpu"} for n in range(12)]
+
+    def total(table: str) -> list[str]:
+        return next(line.split() for line in table.splitlines() if line.startswith("total"))
+
+    alone = total(cost.summary_table(rows))
+    packed = total(cost.summary_table(rows, {row["run"]: "pack_1" for row in rows[:11]}))
+    assert alone[1:3] == packed[1:3] == ["12", "1.2"]  # runs, CPU-hours
+    assert (alone[5], packed[5]) == ("12", "2")  # jobs
+    # runtime asked: ⌈0.1 h · 60 · 1.5 + 10⌉ = 19 min per run alone (228 min, 3.8 h); the pack
+    # ⌈1.1 h · 60 · 1.5 + 10⌉ = 109 min and the 12th run alone 19 min (128 min, 2.1 h)
+    assert (alone[6], packed[6]) == ("4", "2")
+    assert cost.job_runtime_minutes(rows[:11]) == 109
+    (tmp_path / "cost.csv").write_text("run,estimated_hours,host_mem_mb\n" +
+                                       "".join(f"{r['run']},0.1,10\n" for r in rows))
+    assert cost.TrainResources(tmp_path / "cost.csv").pack_runtime([r["run"] for r in rows[:11]]) == 109

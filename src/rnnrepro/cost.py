@@ -567,6 +567,14 @@ def runtime_minutes(row: dict[str, Any], allowance: float = RUNTIME_ALLOWANCE_MI
     return math.ceil(float(row["estimated_hours"]) * 60 * margin_of(row) + allowance)
 
 
+def job_runtime_minutes(rows: list[dict[str, Any]], allowance: float = RUNTIME_ALLOWANCE_MINUTES) -> int:
+    """One job's ``runtime`` for the runs of ``rows`` trained in it (a pack, rnnrepro.packing, or a
+    run alone): ⌈Σ estimated_hours · 60 · margin + allowance⌉ minutes, the time they take one after
+    another (an upper bound where packing is faster) and one allowance for the job."""
+    return runtime_minutes({"estimated_hours": sum(float(r["estimated_hours"]) for r in rows),
+                            "margin": margin_of(rows[0])}, allowance)
+
+
 def memory_mb(row: dict[str, Any], allowance: float = MEMORY_ALLOWANCE_MB) -> int:
     """A train job's ``mem_mb`` from its cost row: ⌈host_mem_mb · margin + allowance⌉, the host
     memory being what SLURM's ``--mem`` limits (on a CPU it is ``peak_mem_mb`` itself)."""
@@ -598,14 +606,12 @@ class TrainResources:
         return {"mem_mb": self.mem_mb} if self.costs else {}
 
     def pack_runtime(self, folders: Iterable[str]) -> int:
-        """Minutes for a pack (rnnrepro.packing): ⌈Σ estimated_hours · 60 · margin + allowance⌉ over
-        its runs, the time they take one after another (an upper bound where packing is faster),
-        else :data:`DEFAULT_RUNTIME_MINUTES` per run."""
+        """Minutes for a pack (rnnrepro.packing): :func:`job_runtime_minutes` of its runs, else
+        :data:`DEFAULT_RUNTIME_MINUTES` per run."""
         rows = [self.costs.get(folder) for folder in folders]
         if not all(rows):
             return DEFAULT_RUNTIME_MINUTES * len(rows)
-        return runtime_minutes({"estimated_hours": sum(float(r["estimated_hours"]) for r in rows),
-                                "margin": margin_of(rows[0])})
+        return job_runtime_minutes(rows)
 
     def pack_memory(self, folders: Iterable[str]) -> dict[str, Any]:
         """``mem_mb`` for a pack, when there is a cost file: the sum of its runs' host memory
@@ -635,20 +641,27 @@ def hours_label(rows: list[dict[str, Any]]) -> str:
     return {frozenset({"cpu"}): "CPU-hours", frozenset({"cuda"}): "GPU-hours"}.get(frozenset(kinds), "hours")
 
 
-def summary_table(rows: list[dict[str, Any]]) -> str:
-    """Per study and artifact: runs, hours, the longest run (hours), the largest peak memory (MB)
-    and the runtime the train jobs ask (:func:`runtime_minutes`, summed, in hours); per study over
-    its runs (a run that two artifacts share counted once); and the total."""
+def summary_table(rows: list[dict[str, Any]], job_of: dict[str, str] | None = None) -> str:
+    """Per study and artifact: runs, hours, the longest run (hours), the largest peak memory (MB),
+    the jobs they are submitted as and the runtime those jobs ask (:func:`job_runtime_minutes`,
+    summed, in hours); per study over its runs (a run that two artifacts share counted once); and
+    the total. ``job_of`` maps a packed run's folder to its pack's name (:func:`jobs_of`); a run
+    it lacks is a job of its own."""
     if not rows:
         return "no runs\n"
+    job_of = job_of or {}
     label = hours_label(rows)
-    lines = [("study", "artifact", "runs", label, "longest run (h)", "largest peak (MB)", "runtime asked (h)")]
+    lines = [("study", "artifact", "runs", label, "longest run (h)", "largest peak (MB)", "jobs",
+              "runtime asked (h)")]
 
     def line(study: str, artifact: str, chosen: list[dict[str, Any]]) -> tuple[str, ...]:
         hours = [float(r["estimated_hours"]) for r in chosen]
-        asked = sum(runtime_minutes(r) for r in chosen) / 60
+        jobs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in chosen:
+            jobs[job_of.get(row["run"], row["run"])].append(row)
+        asked = sum(job_runtime_minutes(members) for members in jobs.values()) / 60
         return (study, artifact, f"{len(chosen):,}", f"{sum(hours):,.1f}", f"{max(hours):,.2f}",
-                f"{max(float(r['peak_mem_mb']) for r in chosen):,.0f}", f"{asked:,.0f}")
+                f"{max(float(r['peak_mem_mb']) for r in chosen):,.0f}", f"{len(jobs):,}", f"{asked:,.0f}")
 
     studies: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
@@ -673,6 +686,15 @@ def summary_table(rows: list[dict[str, Any]]) -> str:
         elif cells[1] == "(study)" and lines[number + 1][0] != "total":
             text.append("")
     return "\n".join(text) + "\n"
+
+
+def jobs_of(studies: dict, packing: dict[str, Any] | None) -> dict[str, str]:
+    """Run folder -> the name of the pack it trains in, for every packed run of the plan
+    (``packing``: the workflow config's section, as the workflow packs them)."""
+    from .packing import Packing, plan_packs
+
+    runs = {folder: identity for study in studies.values() for folder, identity in study.runs.items()}
+    return {folder: pack.name for pack in plan_packs(runs, Packing.from_config(packing)) for folder in pack.members}
 
 
 # -- command line ----------------------------------------------------------------------------------
@@ -795,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
         if not rows:
             progress(f"no {out}: measure it first (python -m rnnrepro.cost --scale {scale})")
             return 2
-        print(summary_table(rows), end="")
+        print(summary_table(rows, jobs_of(studies, config.get("packing"))), end="")
         return 0
 
     import torch
@@ -892,7 +914,7 @@ def main(argv: list[str] | None = None) -> int:
              f"({(time.process_time() - cpu_started) / 60:.1f} min of CPU)")
     print(f"Cost plan, scale {scale}, on {label} with {args.threads} thread(s): estimated per run "
           f"(training steps and dev/test evaluations; {out})\n")
-    print(summary_table(rows), end="")
+    print(summary_table(rows, jobs_of(studies, config.get("packing"))), end="")
     if failed:
         progress(f"{len(failed)} configurations failed:\n  " + "\n  ".join(failed))
         return 1
