@@ -59,7 +59,7 @@ class Echo(torch.nn.Module):
 
 def test_reversal_accuracy_is_token_level():
     task = build_task("reversal", T=6, V=3, train_size=4, dev_size=9, test_size=9, data_seed=0)
-    assert task.evaluate(ReverseOracle(), "dev", 4, torch.device("cpu")) == {"dev_accuracy": 1.0}
+    assert task.evaluate(ReverseOracle(), "dev", 4, torch.device("cpu"))["dev_accuracy"] == 1.0
     causal = task.evaluate(Echo(), "test", 4, torch.device("cpu"))["test_accuracy"]
     assert 0 < causal < 1
     model = build_model("delayed", task.io, "lstm", hidden_size=5, delay=2)

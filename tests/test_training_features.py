@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from rnnrepro import train as training
+from rnnrepro.config_check import ConfigError, check_run_config
 from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.models import MODELS, build_model
 from rnnrepro.tasks import TASKS, Batch, TaskIO, build_task
@@ -251,7 +252,6 @@ def test_init_settings_are_checked():
 
 def test_new_model_and_task_parameters_are_typed_for_the_config_check():
     """Every new setting has a type hint and a default that keeps today's behaviour."""
-    from rnnrepro.config_check import ConfigError, check_run_config
 
     for model in ("basic", "brnn", "stacked", "delayed"):
         for name, default in (("dropout", 0.0), ("init_range", None), ("embedding_init", None), ("output_init", None)):
@@ -375,6 +375,67 @@ def test_without_patience_all_epochs_run_and_the_last_model_is_kept(tmp_path):
     metrics = train_run(adding_run(epochs=3), tmp_path)
     assert metrics["epochs"] == 3 and "best_epoch" not in metrics
     assert metrics["dev_mse"] == dev_curve(tmp_path)[-1]
+
+
+def reversal_run(**train) -> dict:
+    settings = {"epochs": 40, "batch_size": 20, "optimizer": "adam", "lr": 0.01}
+    settings.update(train)
+    return {"seed": 1, "task": {"name": "reversal", "T": 6, "V": 4, "train_size": 200, "dev_size": 50, "test_size": 50},
+            "model": {"name": "delayed", "hidden_size": 8, "delay": 5}, "cell": {"name": "lstm"}, "train": settings}
+
+
+def curve_of(folder: Path, name: str) -> list[float]:
+    rows = [line.split("\t") for line in (folder / "curve.tsv").read_text().splitlines()[1:]]
+    return [float(value) for _, _, metric, value in rows if metric == name]
+
+
+def test_monitor_watches_the_dev_loss_and_both_go_on_the_curve(tmp_path):
+    """The drnn authors' rule: stop on the validation loss. The curve has the task's accuracy and
+    the loss every epoch; the stop and the kept epoch follow the loss, not the accuracy."""
+    metrics = train_run(reversal_run(patience=3, min_delta=1e-3, monitor="dev_loss"), tmp_path)
+    losses, accuracies = curve_of(tmp_path, "dev_loss"), curve_of(tmp_path, "dev_accuracy")
+    assert len(losses) == len(accuracies) == metrics["epochs"] < 40, "choose settings where the run stops early"
+    assert (metrics["epochs"], metrics["best_epoch"]) == rule(losses, 3, 1e-3, "min")
+    assert metrics["dev_loss"] == losses[metrics["best_epoch"] - 1]
+    assert metrics["dev_accuracy"] == accuracies[metrics["best_epoch"] - 1]
+    on_accuracy = train_run(reversal_run(patience=3, min_delta=1e-3), tmp_path / "accuracy")
+    assert (on_accuracy["epochs"], on_accuracy["best_epoch"]) == rule(
+        curve_of(tmp_path / "accuracy", "dev_accuracy"), 3, 1e-3, "max")
+    assert curve_of(tmp_path / "accuracy", "dev_loss") == [], "only the watched and the task's metric are curved"
+
+
+def test_reversal_loss_is_the_mean_cross_entropy_per_token():
+    torch.manual_seed(0)
+    task, model = training.build_run(reversal_run(), None)
+    metrics = task.evaluate(model, "dev", 7, CPU)
+    inputs, targets = task.one_hot(task.splits["dev"][0]), task.splits["dev"][1] - 1
+    with torch.no_grad():
+        scores = model(Batch(inputs=inputs, lengths=torch.full((50,), 6), targets=targets))
+    probabilities = torch.softmax(scores, -1).gather(-1, targets.unsqueeze(-1))
+    assert metrics["dev_loss"] == pytest.approx(float(-probabilities.log().mean()), rel=1e-5)
+    assert metrics["dev_accuracy"] == pytest.approx(float((scores.argmax(-1) == targets).float().mean()))
+
+
+def test_stop_at_ends_training_after_the_first_epoch_past_the_goal(tmp_path):
+    free = train_run(adding_run(epochs=8), tmp_path / "free")
+    values = dev_curve(tmp_path / "free")
+    goal = sorted(values)[len(values) // 2]  # reached in some epoch before the last
+    first = next(epoch for epoch, value in enumerate(values, 1) if value < goal)
+    assert first < 8
+    metrics = train_run(adding_run(epochs=8, stop_at=goal), tmp_path / "goal")
+    assert metrics["epochs"] == first and metrics["steps"] == first * 10
+    assert dev_curve(tmp_path / "goal") == values[:first], "the same run, cut at the goal"
+    assert metrics["dev_mse"] == values[first - 1] and free["epochs"] == 8
+
+
+def test_a_monitor_the_task_lacks_is_named_before_training(tmp_path):
+    with pytest.raises(ValueError, match="dev_accuracy.*it has dev_mse"):
+        train_run(adding_run(patience=2, monitor="dev_accuracy"), tmp_path)
+    assert not (tmp_path / "checkpoint.pt").exists()
+    with pytest.raises(ConfigError, match="no such dev metric"):
+        check_run_config({**adding_run(), "train": {"monitor": "dev_loss"}})
+    with pytest.raises(ValueError, match="watches a dev metric"):
+        TrainConfig(monitor="test_mse")
 
 
 def test_patience_is_checked():

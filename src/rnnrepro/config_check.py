@@ -81,7 +81,7 @@ def check_run_config(cfg: dict) -> None:
     from .cells import CELLS
     from .models import MODELS
     from .tasks import TASKS
-    from .train import TrainConfig
+    from .train import TrainConfig, check_watched
 
     for section, registry, skip in (
         ("task", TASKS, {"data"}),
@@ -98,6 +98,10 @@ def check_run_config(cfg: dict) -> None:
             raise ConfigError(str(error)) from None
         check_kwargs(f"{section} {name!r}", constructor, params, skip)
     check_dataclass("train", TrainConfig, cfg.get("train") or {})
+    try:
+        check_watched(cfg, TrainConfig(**(cfg.get("train") or {})))
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     cell = dict(cfg["cell"])
     name = cell.pop("name")
     try:  # a tiny instance: settings that do not fit together (e.g. an identity W_hh for a cell without one)

@@ -18,7 +18,7 @@ What is counted, per run:
     evaluations     = epochs + 2    (dev after every epoch, then the kept model on dev and on test;
                                      the test split counted as one more dev evaluation)
 
-With ``patience`` (early stopping) ``epochs`` is the most a run can train, so the estimate is
+With ``patience`` or ``stop_at`` (early stopping) ``epochs`` is the most a run can train, so the estimate is
 an upper bound. Not counted: starting Python and torch, loading the data and building the model
 (``setup_seconds`` shows it), checkpoints and the final write; the workflow's fixed allowance
 covers them (:data:`RUNTIME_ALLOWANCE_MINUTES`).
@@ -118,7 +118,7 @@ NEUTRAL: dict[str, Any] = {
     "model": ("init_range", "embedding_init", "output_init"),
     "cell": (),
     "train": ("epochs", "lr", "lr_decay", "lr_decay_after", "initial_accumulator", "checkpoint_every",
-              "log_every", "patience", "min_delta", "on_nonfinite"),
+              "log_every", "patience", "min_delta", "monitor", "stop_at", "on_nonfinite"),
 }
 
 #: The columns of cost.csv, in order.

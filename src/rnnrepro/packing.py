@@ -320,9 +320,8 @@ class TrainTogether:
                     self.checkpoint()
             self.sync()
             for member in self.members:
-                value = evaluate(member.model, member.task, ("dev",), cfg, self.device)[member.task.dev_metric]
-                goal = member.task.dev_goal_of() if cfg.patience is not None else None
-                if end_epoch(member.progress, value, member.task.dev_metric, cfg, goal):
+                dev = evaluate(member.model, member.task, ("dev",), cfg, self.device)
+                if end_epoch(member.progress, dev, member.task, cfg):
                     member.best_model = cpu_copy(member.model.state_dict())
             finished = any(training_done(m.progress, cfg) for m in self.members)
             if finished or time.monotonic() - self.saved_at >= EPOCH_CHECKPOINT_SECONDS:

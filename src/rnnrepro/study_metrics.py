@@ -60,12 +60,12 @@ def training_metrics(train: Mapping[str, Any]) -> set[str]:
 
 def curve_metrics(train: Mapping[str, Any], dev_metric: str) -> set[str]:
     """The metrics :func:`rnnrepro.train.train_run` puts on ``curve.tsv``: ``train_loss`` (every
-    ``log_every`` steps), the task's dev metric (every epoch), ``grad_norm`` with
-    ``log_grad_norm``, ``lr`` with a learning-rate decay."""
+    ``log_every`` steps), the task's dev metric and the ``monitor`` metric (every epoch),
+    ``grad_norm`` with ``log_grad_norm``, ``lr`` with a learning-rate decay."""
     from .train import TrainConfig
 
     cfg = TrainConfig(**train)
-    names = {"train_loss", dev_metric}
+    names = {"train_loss", dev_metric, cfg.monitor or dev_metric}
     if cfg.log_grad_norm:
         names.add("grad_norm")
     if cfg.lr_decay != 1.0:

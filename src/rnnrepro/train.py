@@ -29,8 +29,9 @@ What a run's ``train:`` settings (:class:`TrainConfig`) add to plain minibatch t
 
   (medium: lr 1, lr_decay 1.2, lr_decay_after 6; large: 1.15 after 14). The rate is a
   function of the epoch alone, set at the start of every epoch, so it survives a resume.
-- Early stopping (``patience`` P, ``min_delta`` δ): after each epoch the task's dev metric
-  v_e (``task.dev_metric``, the one on the curve) is compared with the best so far, v*. It
+- Early stopping (``patience`` P, ``min_delta`` δ): after each epoch the watched dev metric
+  v_e (``monitor``; by default the task's ``task.dev_metric``, the one on the curve; the drnn
+  paper's code watches the validation loss) is compared with the best so far, v*. It
   improves when v_e < v* - δ for metrics where lower is better (MSE, NLL, perplexity) and
   when v_e > v* + δ where higher is better (accuracy, BLEU, UAS/LAS; see
   :meth:`rnnrepro.tasks.base.Task.dev_goal_of`); the first epoch always does, NaN never.
@@ -39,6 +40,10 @@ What a run's ``train:`` settings (:class:`TrainConfig`) add to plain minibatch t
   and saved as model.pt, is the kept one; metrics.json has ``best_epoch`` (its epoch) and
   ``epochs`` (epochs trained). The kept weights, v*, and the count of epochs without
   improvement are in the checkpoint.
+- A goal (``stop_at`` s): training also stops after the first epoch whose watched dev metric
+  is better than s: v_e < s where lower is better, v_e > s where higher is better (the drnn
+  paper's sine task: "Training is stopped if the validation MSE falls below 1e-5"). Without
+  ``patience`` the model of that epoch is the one evaluated and saved.
 - Carried state (tasks with ``stateful``, e.g. ``lm`` with ``stateful: true``): each training
   batch starts from the model's state at the end of the previous one, detached (truncated
   BPTT), and from zeros at the start of every epoch. That state is in the checkpoint, so a
@@ -84,7 +89,7 @@ from . import atomic
 from .metrics.items import ITEMS_FILE, ItemRecorder, SplitItems, save_no_items
 from .models import build_model
 from .tasks import Predictions, Task, build_task
-from .tasks.base import detach_state, forward_with_state, move_state, state_obstacle
+from .tasks.base import detach_state, forward_with_state, metric_goal, move_state, state_obstacle
 
 log = logging.getLogger("rnnrepro.train")
 
@@ -134,6 +139,10 @@ class TrainConfig:
                                          "the weights of its best epoch; null: train all epochs, keep the last")
     min_delta: float = setting(0.0, "smallest change of the dev metric that counts as an improvement "
                                     "(the drnn paper: 1e-3)")
+    monitor: str | None = setting(None, "the dev metric that patience and stop_at watch, e.g. dev_loss; it goes on "
+                                        "the curve beside the task's; null: the task's dev metric")
+    stop_at: float | None = setting(None, "stop after the first epoch whose watched dev metric is better than this "
+                                          "(below it where lower is better; the drnn sine task: 1e-5); null: no goal")
     log_grad_norm: bool = setting(False, "put the global gradient norm of every step, taken before clipping, "
                                          "on the curve as grad_norm (averaged over log_every steps)")
     on_nonfinite: Literal["raise", "record"] = setting(
@@ -150,8 +159,23 @@ class TrainConfig:
             raise ValueError(f"patience must be >= 1 epoch or None (no early stopping), got {self.patience}")
         if self.min_delta < 0:
             raise ValueError(f"min_delta must be >= 0, got {self.min_delta}")
+        if self.monitor is not None and not self.monitor.startswith("dev_"):
+            raise ValueError(f"monitor watches a dev metric (dev_<name>, e.g. dev_loss), got {self.monitor!r}")
         if self.on_nonfinite not in ("raise", "record"):
             raise ValueError(f"on_nonfinite must be 'raise' or 'record', got {self.on_nonfinite!r}")
+
+    @property
+    def watches(self) -> bool:
+        """Whether a dev metric can end training early (``patience`` or ``stop_at``)."""
+        return self.patience is not None or self.stop_at is not None
+
+    def watched(self, task: Task) -> str:
+        """The dev metric early stopping and ``stop_at`` watch: ``monitor`` or the task's."""
+        return self.monitor or task.dev_metric
+
+    def goal(self, task: Task) -> Literal["min", "max"]:
+        """Which way the watched dev metric improves."""
+        return task.dev_goal_of() if self.monitor in (None, task.dev_metric) else metric_goal(self.monitor)
 
     def lr_at(self, epoch: int) -> float:
         """The learning rate of 0-based ``epoch``: lr / lr_decay ** max(0, epoch + 1 - lr_decay_after)."""
@@ -433,7 +457,7 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
     task, model = build_run(run, data)
     model.to(device)
     optimizer = make_optimizer(model.parameters(), cfg)
-    goal = task.dev_goal_of() if cfg.patience is not None else None
+    check_watched(run, cfg)
     checkpoint = out_dir / CHECKPOINT
     key = checkpoint_key(run, identity)
     resumed = load_checkpoint(checkpoint, key, model, optimizer) or Resumed(Progress())
@@ -484,8 +508,7 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
                 save()
                 break
             carried = None  # every epoch starts from the zero state
-            value = evaluate(model, task, ("dev",), cfg, device)[task.dev_metric]
-            if end_epoch(progress, value, task.dev_metric, cfg, goal):
+            if end_epoch(progress, evaluate(model, task, ("dev",), cfg, device), task, cfg):
                 best_model = cpu_copy(model.state_dict())
             if training_done(progress, cfg) or time.monotonic() - saved_at >= EPOCH_CHECKPOINT_SECONDS:
                 save()
@@ -511,30 +534,51 @@ def record_step(progress: Progress, loss: float, cfg: TrainConfig) -> None:
             progress.grad_window = []
 
 
-def end_epoch(progress: Progress, value: float, dev_metric: str, cfg: TrainConfig, goal: str | None) -> bool:
-    """Close the epoch whose dev metric is ``value``: curve, counters and early stopping (see
-    the module docstring). True when the epoch improved on the best so far, i.e. its weights
-    are to be kept."""
-    progress.curve.append((progress.step, progress.epoch + 1, dev_metric, value))
+def end_epoch(progress: Progress, dev: dict[str, float], task: Task, cfg: TrainConfig) -> bool:
+    """Close the epoch whose dev metrics are ``dev``: curve (the task's dev metric, and the
+    watched one when it differs), counters, early stopping and ``stop_at`` (see the module
+    docstring). True when the epoch improved on the best so far, i.e. its weights are to be kept."""
+    watched = cfg.watched(task)
+    for name in dict.fromkeys((task.dev_metric, watched)):
+        progress.curve.append((progress.step, progress.epoch + 1, name, dev[name]))
     if cfg.lr_decay != 1.0:
         progress.curve.append((progress.step, progress.epoch + 1, "lr", cfg.lr_at(progress.epoch)))
     progress.last_epoch_loss = progress.epoch_loss / max(progress.batch_in_epoch, 1)
     progress.epoch += 1
     progress.batch_in_epoch = 0
     progress.epoch_loss = 0.0
-    if goal is None:
+    if not cfg.watches:
+        return False
+    value, goal = dev[watched], cfg.goal(task)
+    if cfg.stop_at is not None and improves(value, cfg.stop_at, goal, 0.0) and progress.epoch < cfg.epochs:
+        progress.stopped_early = True
+        log.info("stop after epoch %d: %s = %.6g is better than stop_at %g", progress.epoch, watched, value, cfg.stop_at)
+    if cfg.patience is None:
         return False
     if improves(value, progress.best_value, goal, cfg.min_delta):
         progress.best_value, progress.best_epoch = value, progress.epoch
         progress.epochs_without_improvement = 0
         return True
     progress.epochs_without_improvement += 1
-    if progress.epochs_without_improvement >= cfg.patience:
-        progress.stopped_early = progress.epoch < cfg.epochs
-        if progress.stopped_early:
-            log.info("early stop after epoch %d: %s has not improved on %.6g (epoch %d) for %d epochs",
-                     progress.epoch, dev_metric, progress.best_value, progress.best_epoch, cfg.patience)
+    if progress.epochs_without_improvement >= cfg.patience and progress.epoch < cfg.epochs and not progress.stopped_early:
+        progress.stopped_early = True
+        log.info("early stop after epoch %d: %s has not improved on %.6g (epoch %d) for %d epochs",
+                 progress.epoch, watched, progress.best_value, progress.best_epoch, cfg.patience)
     return False
+
+
+def check_watched(run: dict, cfg: TrainConfig) -> None:
+    """Fail before training when ``monitor`` names a metric the run's task does not evaluate on
+    its dev split (the workflow checks it when it reads a study, too)."""
+    if cfg.monitor is None:
+        return
+    from .tasks import TASKS
+
+    params = {key: value for key, value in run["task"].items() if key != "name"}
+    dev = sorted(name for name in TASKS[run["task"]["name"]].emitted_metrics(**params) if name.startswith("dev_"))
+    if cfg.monitor not in dev:
+        raise ValueError(f"train.monitor = {cfg.monitor!r}: task {run['task']['name']!r} evaluates no such dev "
+                         f"metric; it has {', '.join(dev)}")
 
 
 def cpu_copy(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -108,6 +108,14 @@ METRIC_GOALS: dict[str, Literal["min", "max"]] = {
     "mse": "min", "nll": "min", "perplexity": "min", "loss": "min", "error": "min",
 }
 
+def metric_goal(name: str) -> Literal["min", "max"]:
+    """Which way metric ``name`` improves, read from its last word (``dev_loss``: "min")."""
+    kind = name.rsplit("_", 1)[-1]
+    if kind not in METRIC_GOALS:
+        raise ValueError(f"no direction known for the metric {name!r} (known kinds: {', '.join(sorted(METRIC_GOALS))})")
+    return METRIC_GOALS[kind]
+
+
 #: A model's recurrent state carried from one batch to the next: a tensor, or tuples and
 #: lists of them (e.g. ``(h, c)`` of an LSTM layer, a list of those for a stack).
 CarriedState = Any
@@ -164,12 +172,10 @@ class Task:
         """Which way the dev metric improves: ``"max"`` (higher is better) or ``"min"``."""
         if cls.dev_goal is not None:
             return cls.dev_goal
-        kind = cls.dev_metric.rsplit("_", 1)[-1]
-        if kind not in METRIC_GOALS:
-            raise ValueError(f"task {cls.__name__}: no direction known for its dev metric {cls.dev_metric!r}; "
-                             f"set dev_goal = 'min' or 'max' beside dev_metric (known kinds: "
-                             f"{', '.join(sorted(METRIC_GOALS))})")
-        return METRIC_GOALS[kind]
+        try:
+            return metric_goal(cls.dev_metric)
+        except ValueError as error:
+            raise ValueError(f"task {cls.__name__}: {error}; set dev_goal = 'min' or 'max' beside dev_metric") from None
 
     @classmethod
     def dataset(cls, **params) -> str | None:
@@ -312,17 +318,27 @@ def split_mse(task: Task, model: nn.Module, split: str, batch_size: int, device:
 
 @torch.no_grad()
 def split_accuracy(task: Task, model: nn.Module, split: str, batch_size: int,
-                   device: torch.device, items: ItemRecorder | None = None) -> dict[str, float]:
+                   device: torch.device, items: ItemRecorder | None = None,
+                   with_loss: bool = False) -> dict[str, float]:
     """``<split>_accuracy``: argmax predictions right over every real (not IGNORE_INDEX) target
-    (items: each sequence's ``correct`` and real ``tokens``)."""
+    (items: each sequence's ``correct`` and real ``tokens``). With ``with_loss`` also
+    ``<split>_loss``, the mean cross-entropy −log p(y) over the same targets."""
     correct = total = 0
+    nll = 0.0
     for batch in task.batches(split, batch_size):
         batch = batch.to(device)
-        predicted = main_output(model(batch)).argmax(-1)
+        scores = main_output(model(batch))
+        predicted = scores.argmax(-1)
         real = batch.targets != IGNORE_INDEX
         right = (predicted == batch.targets) & real
         correct += int(right.sum())
         total += int(real.sum())
+        if with_loss:
+            nll += float(nn.functional.cross_entropy(scores.flatten(0, -2).float(), batch.targets.flatten(),
+                                                     ignore_index=IGNORE_INDEX, reduction="sum"))
         if items is not None:
             items.add(correct=per_column(right.long()), tokens=per_column(real.long()))
-    return {f"{split}_accuracy": correct / total}
+    metrics = {f"{split}_accuracy": correct / total}
+    if with_loss:
+        metrics[f"{split}_loss"] = nll / total
+    return metrics
