@@ -168,3 +168,30 @@ def test_without_items_a_single_run_stays_inconclusive_and_published_numbers_ign
     summary, items = single_runs(with_flips(b, 80, rng), b)
     assert build_check(COMPARE).judge(summary, Context(scale="mini")).holds is None
     assert build_check(COMPARE).judge(summary, Context(scale=None, items=items)).holds is True  # as printed
+
+
+def test_noise_seeds_leaves_single_runs_open_however_far_apart_and_weighs_seeds():
+    """A claim about two cells (a trend along the delay, "no significant difference between PRU and
+    PRU+") with ``noise: seeds``: one trained model per side stays open even where the bootstrap
+    would tell the two models apart; with seeds, Welch's t decides."""
+    rng = np.random.default_rng(7)
+    low = rng.random(1000) < 0.6
+    high = with_flips(low, 80, rng)
+    summary, items = single_runs(low, high)  # cell a is 8 points below cell b
+    along = summary.assign(x=[1, 2]).drop(columns="cell")  # one unit: the two runs along x
+    trend = {"kind": "trend", "metric": "test_accuracy", "along": "x", "direction": "decreasing"}
+    assert build_check(trend).judge(along, Context(scale="mini", items=items)).holds is False
+    seeds_only = build_check({**trend, "noise": "seeds"})
+    assert seeds_only.judge(along, Context(scale="mini", items=items)).holds is None
+    assert seeds_only.judge(along.assign(std=0.01, n=5), Context(scale="mini", items=items)).holds is False
+    assert seeds_only.judge(along.assign(std=0.5, n=5), Context(scale="mini", items=items)).holds is True  # within
+    over_seeds = summary.assign(std=0.01, n=5)
+
+    from rnnrepro.report.papers.pru import NoSignificantDifference
+
+    alike = {"metric": "test_accuracy", "a": {"cell": "a"}, "b": {"cell": "b"}}
+    assert NoSignificantDifference(alike).judge(summary, Context(scale="mini", items=items)).holds is False
+    verdict = NoSignificantDifference({**alike, "noise": "seeds"}).judge(summary, Context(scale="mini", items=items))
+    assert verdict.holds is None and "no spread" in verdict.text()
+    assert NoSignificantDifference({**alike, "noise": "seeds"}).judge(
+        over_seeds, Context(scale="mini", items=items)).holds is False

@@ -90,18 +90,22 @@ class Context:
     items: Mapping[str, SplitItems] = field(default_factory=dict)
 
     def noise(self, metric: str, plus: Sequence[Mapping[str, Any]],
-              minus: Sequence[Mapping[str, Any]] = ()) -> Spread | None:
+              minus: Sequence[Mapping[str, Any]] = (), seeds_only: bool = False) -> Spread | None:
         """The uncertainty of Σ plus − Σ minus (summary rows of ``metric``): see :meth:`noise_of`."""
-        return self.noise_of(metric, [(1.0, row) for row in plus] + [(-1.0, row) for row in minus])
+        return self.noise_of(metric, [(1.0, row) for row in plus] + [(-1.0, row) for row in minus], seeds_only)
 
-    def noise_of(self, metric: str, terms: Sequence[tuple[float, Mapping[str, Any]]]) -> Spread | None:
+    def noise_of(self, metric: str, terms: Sequence[tuple[float, Mapping[str, Any]]],
+                 seeds_only: bool = False) -> Spread | None:
         """The uncertainty of Σ c · mean over ``terms`` ((c, summary row of ``metric``) pairs).
         Over seeds where every row has several (:func:`spread_of`); else, on ours, where each row
         is a single run that kept its test items and all were scored on the same items, the
         paired bootstrap over those items (:func:`rnnrepro.metrics.items.bootstrap_se`, z = 1.96);
-        else None."""
+        else None. ``seeds_only`` (a check's ``noise: seeds``): over seeds or None. The bootstrap
+        weighs how two trained models differ on a finite test set, not how much training with
+        another seed moves them; a claim about cells or architectures ("no significant difference
+        between PRU and PRU+", "performance increases with the delay") needs the seeds."""
         spread = spread_of(*(row for _, row in terms))
-        if spread is not None or not self.weighs_noise or not self.items:
+        if spread is not None or seeds_only or not self.weighs_noise or not self.items:
             return spread
         runs = []
         for c, row in terms:
@@ -308,6 +312,8 @@ class Check:
         self.where = self.spec.get("where") or {}
         self.per = self.spec.get("per")
         self.most = self.spec.get("in", "all") == "most"
+        #: ``noise: seeds``: weigh differences only against the spread over seeds (see Context.noise_of)
+        self.seeds_only = self.spec.get("noise") == "seeds"
 
     def higher(self, metric: str) -> bool:
         return higher_is_better(metric, self.spec.get("higher_is_better"))
@@ -653,7 +659,7 @@ class Trend(Check):
                 values = group["mean"].tolist()
                 records = with_spread_columns(group).to_dict("records")
                 ok = combined([decide((b["mean"] - a["mean"]) * (1 if self.up else -1),
-                                      context.noise(metric, [b], [a]), context, self.strict)
+                                      context.noise(metric, [b], [a], self.seeds_only), context, self.strict)
                                for a, b in zip(records, records[1:])])
                 rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
                 shown = ", ".join(f"{self.along}={g}: {format_value(v, metric)}" for g, v in zip(group[self.along], values))

@@ -446,7 +446,9 @@ class NoSignificantDifference(Check):
     """"No significant difference between ``a`` and ``b``", read as the paper's words say: in every
     unit and metric, the difference of the means is not significant by Welch's t-test at 95 % over
     seeds (|m_a − m_b| ≤ t·se, :func:`~rnnrepro.report.verdicts.spread_of`). It fails where the test
-    finds a difference; without a spread (one seed, or the published point values) it cannot say."""
+    finds a difference; without a spread (one seed, or the published point values) it cannot say.
+    With ``noise: seeds`` one seed per cell leaves it open even where the runs kept their test items:
+    the paired bootstrap would tell two trained models apart, not the two cells."""
 
     kind = ""
 
@@ -461,7 +463,7 @@ class NoSignificantDifference(Check):
         for metric in self.metrics:
             pairs, units = Compare({"better": self.a, "than": self.b, "per": self.per}).pairs(self.rows(frame, metric))
             for rec in pairs.to_dict("records"):
-                noise = context.noise(metric, [pair_side(rec, "w")], [pair_side(rec, "l")])
+                noise = context.noise(metric, [pair_side(rec, "w")], [pair_side(rec, "l")], self.seeds_only)
                 gap = abs(rec["mean_w"] - rec["mean_l"])
                 ok = None if noise is None else bool(gap <= noise.half_width)
                 results.append((ok, f"{unit_name(rec, units)}: {name_of(self.a)} {format_value(rec['mean_w'], metric)} "
