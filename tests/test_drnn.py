@@ -152,7 +152,10 @@ def test_the_study_loads_at_every_scale(scale):
     if scale == "paper":
         sine = [r for r in runs if r["task"]["name"] == "sine_filter"]
         assert len(sine) == 4 * 18 * 11 * 5 and {r["task"]["T"] for r in sine} == {50}
-        assert len([r for r in runs if r["task"]["name"] == "reversal"]) == 22
+        reversal = [r for r in runs if r["task"]["name"] == "reversal"]
+        assert len(reversal) == 22 * 3 and {r["seed"] for r in reversal} == {1, 2, 3}  # 21 delays + Bi-LSTM, 3 seeds
+        assert all(r["train"]["monitor"] == "dev_loss" and r["train"]["patience"] == 10 for r in reversal)
+        assert all(r["train"]["stop_at"] == 1e-5 for r in sine)
         assert len([r for r in runs if r["task"]["name"] == "pos_chars"]) == 31 * 3 * 5
         assert all(r["model"]["hidden_size"] == 100 for r in runs if r["model"]["name"] == "delayed")
     else:
