@@ -334,9 +334,10 @@ def adding_run(**train) -> dict:
             "model": {"name": "basic", "hidden_size": 5}, "cell": {"name": "gru"}, "train": settings}
 
 
-def dev_curve(folder: Path) -> list[float]:
+def dev_curve(folder: Path, name: str = "dev_mse") -> list[float]:
+    """The values of metric ``name`` on a run's curve.tsv, in order."""
     rows = [line.split("\t") for line in (folder / "curve.tsv").read_text().splitlines()[1:]]
-    return [float(value) for _, _, metric, value in rows if metric == "dev_mse"]
+    return [float(value) for _, _, metric, value in rows if metric == name]
 
 
 def rule(values: list[float], patience: int, min_delta: float, goal: str = "min") -> tuple[int, int]:
@@ -384,24 +385,19 @@ def reversal_run(**train) -> dict:
             "model": {"name": "delayed", "hidden_size": 8, "delay": 5}, "cell": {"name": "lstm"}, "train": settings}
 
 
-def curve_of(folder: Path, name: str) -> list[float]:
-    rows = [line.split("\t") for line in (folder / "curve.tsv").read_text().splitlines()[1:]]
-    return [float(value) for _, _, metric, value in rows if metric == name]
-
-
 def test_monitor_watches_the_dev_loss_and_both_go_on_the_curve(tmp_path):
     """The drnn authors' rule: stop on the validation loss. The curve has the task's accuracy and
     the loss every epoch; the stop and the kept epoch follow the loss, not the accuracy."""
     metrics = train_run(reversal_run(patience=3, min_delta=1e-3, monitor="dev_loss"), tmp_path)
-    losses, accuracies = curve_of(tmp_path, "dev_loss"), curve_of(tmp_path, "dev_accuracy")
+    losses, accuracies = dev_curve(tmp_path, "dev_loss"), dev_curve(tmp_path, "dev_accuracy")
     assert len(losses) == len(accuracies) == metrics["epochs"] < 40, "choose settings where the run stops early"
     assert (metrics["epochs"], metrics["best_epoch"]) == rule(losses, 3, 1e-3, "min")
     assert metrics["dev_loss"] == losses[metrics["best_epoch"] - 1]
     assert metrics["dev_accuracy"] == accuracies[metrics["best_epoch"] - 1]
     on_accuracy = train_run(reversal_run(patience=3, min_delta=1e-3), tmp_path / "accuracy")
     assert (on_accuracy["epochs"], on_accuracy["best_epoch"]) == rule(
-        curve_of(tmp_path / "accuracy", "dev_accuracy"), 3, 1e-3, "max")
-    assert curve_of(tmp_path / "accuracy", "dev_loss") == [], "only the watched and the task's metric are curved"
+        dev_curve(tmp_path / "accuracy", "dev_accuracy"), 3, 1e-3, "max")
+    assert dev_curve(tmp_path / "accuracy", "dev_loss") == [], "only the watched and the task's metric are curved"
 
 
 def test_reversal_loss_is_the_mean_cross_entropy_per_token():
