@@ -1,4 +1,5 @@
-"""Shared fixtures: the repository root, the data mirror, one torch thread per test process."""
+"""Shared fixtures: the repository root, the data mirror, one torch thread per test process;
+and the order in which pytest-xdist hands test files to its workers (end-to-end runs first)."""
 from __future__ import annotations
 
 import os
@@ -17,6 +18,32 @@ REPO = Path(__file__).resolve().parents[1]
 # multi-threaded kernels on tiny tensors only spin and wait.
 torch.set_num_threads(1)
 
+
+MAX_WORKERS = 4  # `-n auto` (pyproject.toml): one worker per core, at most this many
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config) -> int:
+    """Workers for ``-n auto``. Each holds torch and the end-to-end runs start their own
+    processes, so more than a few workers add memory without adding speed."""
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Test files whose tests are all ``slow`` (whole-workflow runs: minutes each) first, then
+    files with some slow tests, then the rest, each group in its usual order. pytest-xdist
+    (``--dist loadfile --no-loadscope-reorder``) hands out files in this order, so the longest
+    runs start at once and the many quick tests fill the workers around them, instead of one
+    long file starting last and running alone."""
+    slow: dict[str, list[bool]] = {}
+    for item in items:
+        slow.setdefault(item.nodeid.split("::")[0], []).append(item.get_closest_marker("slow") is not None)
+
+    def group(item) -> int:
+        marks = slow[item.nodeid.split("::")[0]]
+        return 0 if all(marks) else 1 if any(marks) else 2
+
+    items.sort(key=group)  # stable: the order within a group is unchanged
 
 def find_mirror() -> Path | None:
     """The data mirror: RNNREPRO_DATA_MIRROR, else ../shared/data beside the repository."""
