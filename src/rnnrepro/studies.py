@@ -520,3 +520,9 @@ def load_workflow_config(config: dict, schema_dir: Path, studies_dir: Path) -> t
 def study_schema_of(schema_dir: Path) -> dict:
     """The study schema with the registries' names filled in."""
     return registry_enums(load_yaml(Path(schema_dir) / "study.schema.yaml"))
+
+
+def runs_of(studies: dict[str, Study]) -> dict[str, dict]:
+    """Every run of the studies: run folder -> identity, a run two studies share once (the
+    workflow's plan, which its train jobs and packs are made from)."""
+    return {folder: identity for study in studies.values() for folder, identity in study.runs.items()}

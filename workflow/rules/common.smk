@@ -10,7 +10,7 @@ from rnnrepro.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
 from rnnrepro.layout import Layout
 from rnnrepro.packing import Packing, plan_packs
-from rnnrepro.studies import load_workflow_config, plan_digest_of, write_plan
+from rnnrepro.studies import load_workflow_config, plan_digest_of, runs_of, write_plan
 from rnnrepro.tasks import TASKS
 
 try:
@@ -23,7 +23,7 @@ except ConfigError as error:
 SCALE = config["scale"]
 LAYOUT = Layout(config["results"], SCALE)
 OUT = LAYOUT.root
-RUNS = {folder: identity for study in STUDIES.values() for folder, identity in study.runs.items()}
+RUNS = runs_of(STUDIES)
 REPORT_CODE = sorted(str(p) for p in Path(workflow.basedir, "src", "rnnrepro", "report").rglob("*.py"))
 
 
