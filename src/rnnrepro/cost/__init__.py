@@ -43,8 +43,8 @@ them), :mod:`~rnnrepro.cost.table` (the table per study and artifact) and
 """
 from __future__ import annotations
 
-from .costfile import COLUMNS, MEASURED, csv_text, epochs_of, evaluations_of, load_costs, read_rows, run_row
-from .measure import Measurement, build_model_for, build_task_for, measure, per_step, stratified, task_key
+from .costfile import COLUMNS, csv_text, epochs_of, evaluations_of, load_costs, read_rows, run_row
+from .measure import MEASURED, Measurement, build_model_for, build_task_for, measure, per_step, stratified, task_key
 from .plan import (
     NEUTRAL,
     PlannedRun,

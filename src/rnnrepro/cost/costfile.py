@@ -16,9 +16,6 @@ COLUMNS = ("run", "study", "artifacts", "task", "model", "cell", "config", "time
            "steps_per_epoch", "steps", "seconds_per_step", "timed_steps", "evaluations", "eval_seconds",
            "eval_method", "estimated_hours", "setup_seconds", "peak_mem_mb", "host_mem_mb", "mem_method",
            "device", "threads", "clock", "torch", "margin")
-#: The columns a measurement gives every configuration it was timed for (the rest are the run's).
-MEASURED = ("timed_as", "steps_per_epoch", "seconds_per_step", "timed_steps", "eval_seconds", "eval_method",
-            "setup_seconds", "peak_mem_mb", "host_mem_mb", "mem_method", "device", "threads", "clock", "torch")
 
 
 def epochs_of(identity: dict[str, Any]) -> int:

@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Any
 
 from ..studies import settings_digest
-from .costfile import MEASURED
 
 
 # -- memory --------------------------------------------------------------------------------------
@@ -99,6 +98,11 @@ class MemoryWatch:
     def growth_mb(self) -> float:
         peak = _status_mb("VmHWM") if self.method == "rss growth (VmHWM)" else _maxrss_mb()
         return max(0.0, (peak or 0.0) - self.base)
+
+
+#: cost.csv's columns a measurement gives every configuration it was timed for (the rest are the run's).
+MEASURED = ("timed_as", "steps_per_epoch", "seconds_per_step", "timed_steps", "eval_seconds", "eval_method",
+            "setup_seconds", "peak_mem_mb", "host_mem_mb", "mem_method", "device", "threads", "clock", "torch")
 
 
 # -- measuring -------------------------------------------------------------------------------------
