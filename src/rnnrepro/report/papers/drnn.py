@@ -146,13 +146,15 @@ class ReversalBound(Check):
       that sees d inputs ahead, so an accuracy above it beyond the binomial 95 % half-width of the
       test set (:func:`binomial_half_width`) is a leak or an off-by-one delay, whatever the seeds;
     - not short of it (``below``, "capable of achieving"): the accuracy falls short of the bound
-      by more than that half-width only when it does so beyond the noise over seeds too (a
-      non-strict comparison: no evidence of falling short is what "achieves" asks; one seed
-      leaves it open).
+      by more than Fig. 3 can show, its ``resolution`` (1 pp: 1/40 of its axis from 0.6 to 1; the
+      half-width when that is larger), beyond the noise over seeds (a non-strict comparison: no
+      evidence of falling short is what "achieves" asks; one seed leaves it open). The sentence is
+      the caption of Fig. 3, so "achieving" is read at the precision of the figure it describes,
+      not at the test set's, which is finer than the authors' own evidence.
 
     ``sides``: ``[above, below]`` (default) or ``[above]`` ("unable to reverse more than half").
     Numbers without a test-set size (published ones, read off Fig. 3) get the plot's
-    ``resolution`` (1 pp: 1/40 of its axis from 0.6 to 1) as their slack instead."""
+    ``resolution`` as their slack on both sides."""
 
     kind = ""
 
@@ -180,19 +182,21 @@ class ReversalBound(Check):
             # the slack: the test set's binomial half-width (ours), or the resolution of Fig. 3 (numbers
             # read off the plot: the published side, which has none today); 1e-12 absorbs rounding
             b = binomial_half_width(rec["bound"], T, V, sequences) if sequences else self.resolution
+            short = max(b, self.resolution)  # below the bound: what Fig. 3 can show
             gap = rec["mean"] - rec["bound"]
             parts = []
             if "above" in self.sides:
                 parts.append(bool(gap <= b + 1e-12))
             if "below" in self.sides:
-                parts.append(decide(gap + b + 1e-12, spread_of(rec), context, strict=False))
+                parts.append(decide(gap + short + 1e-12, spread_of(rec), context, strict=False))
             ok = combined(parts)
-            said = {True: "meets it", False: "above it: a leak" if gap > b else "short of it", None: "short of it "
-                    "within the noise" if spread_of(rec) else f"not above it; short of it or not: {ONE_SEED}"}[ok]
+            said = {True: "meets it", False: "above it: a leak" if gap > b else
+                    f"short of it by more than {100 * short:.0f} pp", None: "short of it within the noise"
+                    if spread_of(rec) else f"not above it; short of it or not: {ONE_SEED}"}[ok]
+            slack = (f"; above: the test set's 95 % half-width {100 * b:.2f} pp, below: Fig. 3's "
+                     f"{100 * short:.0f} pp" if sequences else f"; read off Fig. 3 to {100 * b:.0f} pp")
             results.append((ok, f"T={rec['T']}, d={rec['delay']}: {100 * rec['mean']:.2f} % vs bound "
-                                f"{100 * rec['bound']:.2f} % ({100 * gap:+.2f} pp"
-                                + (f"; test-set 95 % half-width {100 * b:.2f} pp" if sequences else
-                                   f"; read off Fig. 3 to {100 * b:.0f} pp") + f"): {said}"))
+                                f"{100 * rec['bound']:.2f} % ({100 * gap:+.2f} pp{slack}): {said}"))
         return verdict_of(results, False, "no d-LSTM accuracies (the paper gives Fig. 3 as a plot only)")
 
     def shifted(self, frame: pd.DataFrame, shift: float) -> pd.DataFrame:
