@@ -330,6 +330,24 @@ def test_each_kind_weighs_the_noise_and_can_still_fail_on_ours():
         assert check.judge(check.counterexample(neutral, Context(scale="mini")), Context(scale="mini")).holds is False, kind
 
 
+def test_a_trend_margin_tolerates_a_step_back_that_small_and_no_more():
+    """``margin: -0.01`` (drnn Fig. 3's "performance increases", read to the figure's 1 pp): a
+    step back of 0.4 pp beyond the seeds' noise keeps the rise; one of 2 pp breaks it, on ours and
+    on the published numbers alike; without a margin the 0.4 pp step back breaks it too."""
+    def along(step_back: float):
+        rows = [(1, 0.80), (2, 0.85), (3, 0.85 - step_back), (4, 0.90)]  # d = 3 falls back from d = 2
+        return pd.DataFrame([{"delay": str(d), "metric": "test_accuracy", "mean": m, "std": 0.0005, "n": 3}
+                             for d, m in rows])
+
+    spec = {"kind": "trend", "metric": "test_accuracy", "along": "delay", "noise": "seeds"}
+    tolerant = build_check({**spec, "margin": -0.01})
+    for context in (Context(scale="paper"), Context()):
+        assert tolerant.judge(along(0.004), context).holds is True
+        assert tolerant.judge(along(0.02), context).holds is False
+        assert build_check(spec).judge(along(0.004), context).holds is False
+    assert "a step back of up to 1.00 pp allowed" in tolerant.judge(along(0.004), Context(scale="paper")).details[0]
+
+
 def test_a_claim_the_scale_cannot_judge_says_which_scale_it_needs():
     from rnnrepro.report.verdicts import judge_claim
 

@@ -18,7 +18,8 @@ A check sees a summary: label columns (text), ``metric``, ``mean`` (and ``std``,
   competitors) in every unit.
 - ``threshold``: every row is ``below`` (or ``above``) a number, or a published constant
   (``below: "published:baseline_mse"``, or ``{published: params, where: {model: convseq2seq}}``).
-- ``trend``: values rise (``direction: increasing``) or fall along a label in every unit.
+- ``trend``: values rise (``direction: increasing``) or fall along a label in every unit, each
+  step by more than ``margin`` (default 0; negative: a step back that small is no break).
 - ``within``: ``a`` and ``b`` differ by at most ``tolerance`` (a number, or
   ``{std_of: selector, times: k}``: k times that selection's standard deviation over seeds).
 - ``python``: a :class:`Check` subclass of ``rnnrepro.report.papers.<module>``, named
@@ -635,7 +636,9 @@ class Threshold(Check):
 
 
 class Trend(Check):
-    """Values rise or fall along a label in every (or most) unit."""
+    """Values rise or fall along a label in every (or most) unit: each step by more than
+    ``margin`` (metric units; a negative margin tolerates a step back that small, e.g. what the
+    paper's figure cannot show)."""
 
     kind = "trend"
 
@@ -644,6 +647,7 @@ class Trend(Check):
         self.along = self.spec["along"]
         self.up = self.spec.get("direction", "increasing") == "increasing"
         self.strict = bool(self.spec.get("strict", False))
+        self.margin = float(self.spec.get("margin", 0.0))
 
     def judge(self, frame, context):
         results = []
@@ -658,12 +662,14 @@ class Trend(Check):
                     continue
                 values = group["mean"].tolist()
                 records = with_spread_columns(group).to_dict("records")
-                ok = combined([decide((b["mean"] - a["mean"]) * (1 if self.up else -1),
+                ok = combined([decide((b["mean"] - a["mean"]) * (1 if self.up else -1) - self.margin,
                                       context.noise(metric, [b], [a], self.seeds_only), context, self.strict)
                                for a, b in zip(records, records[1:])])
                 rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
                 shown = ", ".join(f"{self.along}={g}: {format_value(v, metric)}" for g, v in zip(group[self.along], values))
-                results.append((ok, f"{unit_name(rec, units)}: {shown} ({metric}, "
+                tolerated = (f", a step back of up to {format_value(-self.margin, metric, True).lstrip('+')} allowed"
+                             if self.margin < 0 else "")
+                results.append((ok, f"{unit_name(rec, units)}: {shown} ({metric}{tolerated}, "
                                     f"{'rising' if self.up else 'falling'}: "
                                     f"{dict([(True, 'yes'), (False, 'no'), (None, 'within the noise')])[ok]})"))
         return verdict_of(results, self.most, f"no unit with two values of {self.along}")
