@@ -76,11 +76,33 @@ def test_read_conllu_skips_multiword_tokens_and_empty_nodes(tmp_path: Path) -> N
     assert second.tokens == ["Hi"] and second.heads == [0] and second.sent_id is None
 
 
-def test_read_conllu_accepts_crlf_and_missing_final_blank_line(tmp_path: Path) -> None:
-    text = TOY_CONLLU.rstrip("\n").replace("\n", "\r\n")
+def test_read_conllu_accepts_crlf(tmp_path: Path) -> None:
     path = tmp_path / "crlf.conllu"
-    path.write_bytes(text.encode("utf-8"))
+    path.write_bytes(TOY_CONLLU.replace("\n", "\r\n").encode("utf-8"))
     assert [s.tokens for s in read_conllu(path)] == [["Do", "n't", "go", "."], ["Hi"]]
+
+
+@pytest.mark.parametrize("ending", ["\n", "", "\r\n"], ids=["newline", "no-newline", "crlf"])
+def test_a_file_without_its_final_blank_line_is_rejected_at_its_last_line(tmp_path: Path, ending: str) -> None:
+    """Every sentence ends with a blank line, the last one included (CoNLL-U; UD's validator and
+    the CoNLL 2018 script reject a file without it): a file cut short ends this way."""
+    text = TOY_CONLLU.rstrip("\n").replace("\n", ending or "\n") + ending
+    path = tmp_path / "toy.conllu"
+    path.write_bytes(text.encode("utf-8"))
+    with pytest.raises(ConlluFormatError) as info:
+        read_conllu(path)
+    assert info.value.line_no == 10
+    assert str(info.value) == (f"{path}, line 10: the file ends inside the sentence starting at line 10, without the "
+                               f"blank line that ends every sentence, the last one included (a file cut short?): "
+                               f"'1\\tHi\\thi\\tINTJ\\tUH\\t_\\t0\\troot\\t0:root\\t_'")
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "\r\n"], ids=["empty", "blank-lines", "crlf"])
+def test_an_empty_treebank_is_rejected(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConlluFormatError, match=r"toy\.conllu, line 1: the file holds no sentence \(an empty "
+                                                r"treebank\)"):
+        read_conllu(path)
 
 
 def _break_line(text: str, line_no: int, column: int | None, value: str | None) -> str:
@@ -138,14 +160,15 @@ def test_malformed_line_names_file_and_line(
 def test_heads_up_to_the_sentence_length_and_non_word_ids_are_accepted(tmp_path: Path) -> None:
     """The largest valid HEAD is the number of words; ranges and empty nodes are not words.
 
-    An empty node before the first word (0.1) and after the last (4.1), and a one-word
-    multiword token, do not count in the sequence of word IDs or in the sentence length.
+    An empty node before the first word (0.1) and after the last (4.1), and a multiword token
+    after an empty node (3-4 after 2.1, before its first word 3), do not count in the sequence
+    of word IDs or in the sentence length.
     """
     text = _break_line(TOY_CONLLU, 5, 6, "4")  # n't -> attached to the 4th and last word
     lines = text.split("\n")
     lines[2:2] = ["0.1\tPRO\t_\t_\t_\t_\t_\t_\t0:root\t_"]
-    lines[8:8] = ["4-4\t.\t_\t_\t_\t_\t_\t_\t_\t_"]
-    lines[10:10] = ["4.1\tgo\tgo\tVERB\tVB\t_\t_\t_\t3:conj\t_"]
+    lines[6:6] = ["2.1\tPRO\t_\t_\t_\t_\t_\t_\t0:root\t_", "3-4\tgo.\t_\t_\t_\t_\t_\t_\t_\t_"]
+    lines[11:11] = ["4.1\tgo\tgo\tVERB\tVB\t_\t_\t_\t3:conj\t_"]
     first, second = read_conllu(write(tmp_path, "\n".join(lines)))
     assert first.tokens == ["Do", "n't", "go", "."]
     assert first.heads == [3, 4, 0, 3]
@@ -159,11 +182,53 @@ def test_head_beyond_sentence_names_the_first_such_line(tmp_path: Path) -> None:
         read_conllu(write(tmp_path, text))
 
 
-def test_head_beyond_last_sentence_without_final_blank_line(tmp_path: Path) -> None:
+def test_a_file_cut_short_is_named_as_such_before_its_last_sentence_is_checked(tmp_path: Path) -> None:
+    """The last sentence of a file without its final blank line may be cut short: the missing
+    blank line is named, not what the cut made of the sentence (here a HEAD beyond it)."""
     text = _break_line(TOY_CONLLU.rstrip("\n"), 10, 6, "3")
-    with pytest.raises(ConlluFormatError, match=r"toy\.conllu, line 10: HEAD 3 points outside the sentence "
-                                                r"starting at line 10 \(1 word\)"):
+    with pytest.raises(ConlluFormatError, match=r"toy\.conllu, line 10: the file ends inside the sentence "
+                                                r"starting at line 10, without the blank line"):
         read_conllu(write(tmp_path, text))
+
+
+# Multiword-token ranges: TOY_CONLLU's first sentence has the range 1-2 at line 3 and its words
+# 1-4 at lines 4, 5, 6 and 8 (the empty node 3.1 at line 7); each case below adds a line.
+RANGE = "{}\tx\t_\t_\t_\t_\t_\t_\t_\t_"
+
+
+@pytest.mark.parametrize(("insert_at", "span", "line_no", "reason"), [
+    (6, "3-3", 6, "multiword-token range '3-3' spans one word; a multiword token spans two or more "
+                  "(a one-word token is a plain word line)"),
+    (9, "4-5", 9, "multiword-token range 4-5 comes after its first word 4 (line 8); a range comes before the "
+                  "words it spans"),
+    (6, "2-3", 6, "multiword-token range 2-3 comes after its first word 2 (line 5); a range comes before the "
+                  "words it spans"),
+    (6, "4-5", 6, "multiword-token range 4-5 comes before word 3, not right before its first word 4"),
+    (4, "1-3", 4, "multiword-token range 1-3 overlaps the range 1-2 at line 3: both contain word 1"),
+    (3, "1-3", 4, "multiword-token range 1-2 overlaps the range 1-3 at line 3: both contain word 1"),
+    (6, "3-5", 6, "multiword-token range 3-5 ends beyond the sentence starting at line 1 (4 words)"),
+    (9, "5-6", 9, "multiword-token range 5-6 ends beyond the sentence starting at line 1 (4 words)"),
+], ids=["one-word", "after-its-words", "after-its-first-word", "ahead-of-a-word", "overlapping-the-previous",
+        "overlapping-the-next", "beyond-the-sentence", "after-the-last-word"])
+def test_misplaced_multiword_token_ranges_are_named_at_their_line(tmp_path: Path, insert_at: int, span: str,
+                                                                  line_no: int, reason: str) -> None:
+    lines = TOY_CONLLU.split("\n")
+    lines.insert(insert_at - 1, RANGE.format(span))
+    path = write(tmp_path, "\n".join(lines))
+    with pytest.raises(ConlluFormatError) as info:
+        read_conllu(path)
+    assert info.value.line_no == line_no
+    assert str(info.value) == f"{path}, line {line_no}: {reason}: {lines[line_no - 1]!r}"
+
+
+def test_a_range_right_before_its_first_word_may_still_overlap(tmp_path: Path) -> None:
+    """1-2 before word 1, then 2-3 right before word 2: it starts at the next word but overlaps 1-2."""
+    lines = TOY_CONLLU.split("\n")
+    lines.insert(4, RANGE.format("2-3"))  # line 5: between word 1 (line 4) and word 2 (now line 6)
+    path = write(tmp_path, "\n".join(lines))
+    with pytest.raises(ConlluFormatError, match=r"line 5: multiword-token range 2-3 overlaps the range 1-2 at "
+                                                r"line 3: both contain word 2"):
+        read_conllu(path)
 
 
 def test_comment_block_without_tokens_is_an_error(tmp_path: Path) -> None:
@@ -234,8 +299,8 @@ def test_sentence_with_two_roots_names_file_sentence_and_roots(tmp_path: Path) -
                           f"expected exactly one: words 3 (line 6), 4 (line 8): '# sent_id = s1'")
 
 
-def test_last_sentence_without_final_blank_line_is_checked_as_a_tree(tmp_path: Path) -> None:
-    text = TOY_CONLLU + "# sent_id = s3\n1\ta\t_\tX\t_\t_\t2\tdep\t_\t_\n2\tb\t_\tX\t_\t_\t1\tdep\t_\t_"
+def test_last_sentence_is_checked_as_a_tree(tmp_path: Path) -> None:
+    text = TOY_CONLLU + "# sent_id = s3\n1\ta\t_\tX\t_\t_\t2\tdep\t_\t_\n2\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n"
     path, error = _tree_error(tmp_path, text)
     assert str(error) == (f"{path}, line 12: the sentence starting here has no root (no word has HEAD 0); "
                           f"the HEADs of words 1 (line 13), 2 (line 14) form the cycle 1 -> 2 -> 1: "

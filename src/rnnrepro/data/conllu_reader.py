@@ -24,7 +24,19 @@ A file that is not valid UTF-8 (binary, compressed or in another encoding) raise
 undecodable byte.
 
 Only syntactic words enter a :class:`Sentence`: multiword-token lines (IDs like ``3-4``)
-and empty nodes of enhanced dependencies (IDs like ``5.1``) are skipped.
+and empty nodes of enhanced dependencies (IDs like ``5.1``) are skipped. A multiword-token
+range is still checked as the CoNLL-U format defines it (and UD's validator checks it): it
+spans two words or more (``3-3`` is rejected: a one-word token is a plain word line), its line
+comes before its first word with no word between (a range after its first word, or ahead of
+a word before it, is named at its line), it does not overlap the sentence's previous range
+(named at its line, with the other's), and it ends within its sentence (named at its line once
+the sentence has ended).
+
+The file as a whole: every sentence ends with a blank line, the last one included, as the
+CoNLL-U format requires; UD's validator (``missing-empty-line``) and the CoNLL 2018 evaluation
+script ("The CoNLL-U file does not end with empty line") reject a file without it, and so does
+this reader, naming the file's last line (a file cut short by a crash or a full disk ends this
+way). A file without any sentence (an empty treebank) is rejected at line 1.
 """
 
 from __future__ import annotations
@@ -117,10 +129,27 @@ def _check_token_line(line: str, columns: list[str]) -> str | None:
     if span:
         if int(span.group(2)) < int(span.group(1)):
             return f"multiword-token range {token_id!r} ends before it starts"
+        if int(span.group(2)) == int(span.group(1)):
+            return (f"multiword-token range {token_id!r} spans one word; a multiword token spans two or more "
+                    f"(a one-word token is a plain word line)")
         return None
     if _EMPTY_ID.fullmatch(token_id):
         return None
     return f"ID {token_id!r} is not an integer, a range like 3-4 or an empty node like 5.1"
+
+
+@dataclass(frozen=True)
+class _Range:
+    """A multiword-token line: its range start-end and where it is."""
+
+    start: int
+    end: int
+    line_no: int
+    line: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.start}-{self.end}"
 
 
 class _CheckedLines:
@@ -145,12 +174,16 @@ class _CheckedLines:
         """Yield the file's lines, raising ConlluFormatError at the first malformed one.
 
         Per sentence it counts the words (lines with an integer ID) and remembers the largest
-        HEAD; a word ID other than the next number, or a word that is its own HEAD, is reported
-        at its line, a HEAD above the number of words when the sentence ends (blank line or end
-        of file), at the HEAD's line, and then the HEADs are checked to form a tree.
+        HEAD; a word ID other than the next number, a word that is its own HEAD, or a
+        multiword-token range that is misplaced or overlaps the previous one is reported at its
+        line, a HEAD or a range end above the number of words when the sentence ends (blank
+        line), at its line, and then the HEADs are checked to form a tree. A file that ends
+        inside a sentence (no blank line after its last token line) is reported at its last line.
         """
         in_block = False
         n_words = max_head = 0
+        line_no, text = 0, ""
+        last_range: _Range | None = None  # the sentence's latest multiword-token range
         block: list[str] = []  # the current sentence's lines; block[i] is line block_start + i
         heads: list[int] = []  # heads[i] is the HEAD of word i + 1 ...
         word_lines: list[int] = []  # ... and word_lines[i] its line number
@@ -158,9 +191,10 @@ class _CheckedLines:
             text = line.rstrip("\r\n")
             if not text.strip():
                 if in_block:
-                    self._end_sentence(block, n_words, max_head, heads, word_lines)
+                    self._end_sentence(block, n_words, max_head, heads, word_lines, last_range)
                 in_block = False
                 n_words = max_head = 0
+                last_range = None
                 yield line
                 continue
             if not in_block:
@@ -192,13 +226,52 @@ class _CheckedLines:
                         max_head = head
                     heads.append(head)
                     word_lines.append(line_no)
+                elif "-" in token_id:  # a multiword-token range (validated above)
+                    start, end = map(int, token_id.split("-"))
+                    this_range = _Range(start, end, line_no, text)
+                    self._check_range(this_range, n_words, word_lines, last_range)
+                    last_range = this_range
             yield line
-        if in_block:
-            self._end_sentence(block, n_words, max_head, heads, word_lines)
+        if in_block and any(not entry.startswith("#") for entry in block):
+            raise ConlluFormatError(
+                self._path, line_no, text,
+                f"the file ends inside the sentence starting at line {self.block_start}, without the blank "
+                f"line that ends every sentence, the last one included (a file cut short?)",
+            )
+
+    def _check_range(self, span: _Range, n_words: int, word_lines: list[int], previous: _Range | None) -> None:
+        """A multiword-token range seen after ``n_words`` words of its sentence must come right
+        before its first word and must not overlap the ``previous`` range of the sentence."""
+        if span.start <= n_words:
+            raise ConlluFormatError(
+                self._path, span.line_no, span.line,
+                f"multiword-token range {span.id} comes after its first word {span.start} (line "
+                f"{word_lines[span.start - 1]}); a range comes before the words it spans",
+            )
+        if span.start > n_words + 1:
+            raise ConlluFormatError(
+                self._path, span.line_no, span.line,
+                f"multiword-token range {span.id} comes before word {n_words + 1}, not right before its "
+                f"first word {span.start}",
+            )
+        if previous is not None and previous.end >= span.start:
+            raise ConlluFormatError(
+                self._path, span.line_no, span.line,
+                f"multiword-token range {span.id} overlaps the range {previous.id} at line {previous.line_no}: "
+                f"both contain word {span.start}",
+            )
 
     def _end_sentence(self, block: list[str], n_words: int, max_head: int,
-                      heads: list[int], word_lines: list[int]) -> None:
-        """Check the HEADs of a finished sentence: none beyond it, one root, no cycle."""
+                      heads: list[int], word_lines: list[int], last_range: _Range | None) -> None:
+        """Check a finished sentence: its last multiword-token range ends within it (ranges come
+        in order, so only the last can end beyond it), and its HEADs: none beyond it, one root,
+        no cycle."""
+        if last_range is not None and last_range.end > n_words:
+            raise ConlluFormatError(
+                self._path, last_range.line_no, last_range.line,
+                f"multiword-token range {last_range.id} ends beyond the sentence starting at line "
+                f"{self.block_start} ({n_words} word{'' if n_words == 1 else 's'})",
+            )
         if max_head > n_words:
             self._head_beyond_sentence(block, n_words)
         if not n_words:
@@ -312,13 +385,16 @@ def read_conllu(path: str | os.PathLike[str]) -> list[Sentence]:
     Raises:
         ConlluFormatError: a line has the wrong number of columns, a bad ID (not an integer,
             a range like ``3-4`` or an empty node like ``5.1``; a range that ends before it
-            starts), a word ID that breaks the sequence 1, 2, 3, ... of its sentence, or a
-            HEAD that is not a non-negative integer (``_`` included) or exceeds the number
-            of words of its sentence; a word is its own HEAD; a sentence has no root or
+            starts or spans one word), a word ID that breaks the sequence 1, 2, 3, ... of its
+            sentence, or a HEAD that is not a non-negative integer (``_`` included) or exceeds
+            the number of words of its sentence; a multiword-token range after its first word,
+            ahead of a word before it, overlapping the previous range, or ending beyond its
+            sentence; a word is its own HEAD; a sentence has no root or
             several roots (words with HEAD 0), or its HEADs form a cycle (then the sentence's
             first line and the words involved are named); the conllu package rejects a
             sentence (then the sentence's first line is named); a comment block has no token
-            lines; or the file is not valid UTF-8 (then the line and the byte offset of the
+            lines; the file ends without a blank line after its last sentence (then its last
+            line is named) or holds no sentence at all; or the file is not valid UTF-8 (then the line and the byte offset of the
             first undecodable byte are named, also as ``byte_offset``).
 
     The tree checks make this a reader of gold treebanks; predicted parses, which need not be
@@ -336,6 +412,8 @@ def read_conllu(path: str | os.PathLike[str]) -> list[Sentence]:
                         "comment block without any token lines",
                     )
                 sentences.append(_to_sentence(tokenlist))
+            if not sentences:
+                raise ConlluFormatError(name, 1, "", "the file holds no sentence (an empty treebank)")
         except ParseException as error:
             raise ConlluFormatError(
                 name, lines.block_start, lines.block_first_line,
