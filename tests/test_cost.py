@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, run_tool, tool_env
+from conftest import REPO, run_tool, tool_env, workflow_timeout
 
 from rnnrepro import cost
 from rnnrepro.layout import Layout
@@ -38,7 +38,7 @@ def with_own_files(project: Path) -> Path:
 
 def cost_cli(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "rnnrepro.cost", *args], cwd=project, env=tool_env(),
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=workflow_timeout())
 
 
 def snakemake(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

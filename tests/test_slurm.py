@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, run_tool, tool_env
+from conftest import REPO, run_tool, tool_env, workflow_timeout
 from fakes import write_toy_study
 
 pytestmark = pytest.mark.slow
@@ -133,7 +133,7 @@ def test_preempted_runs_resume_to_identical_metrics(cluster, make_project, tmp_p
     victims = running_train_jobs(project)
     assert victims, "no training job was running"
     subprocess.run(["scancel", "--signal=TERM", "--full", *victims], check=True)
-    output, _ = process.communicate(timeout=600)
+    output, _ = process.communicate(timeout=workflow_timeout())
     assert process.returncode == 0, output[-4000:]
     train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
     assert len(train) == TOY_RUNS + len(victims), "each preempted run is submitted again"
@@ -151,7 +151,7 @@ def test_scancel_is_reported_and_rerun_incomplete_finishes(cluster, make_project
     victims = running_train_jobs(project)
     assert victims, "no training job was running"
     subprocess.run(["scancel", *victims], check=True)
-    output, _ = process.communicate(timeout=600)
+    output, _ = process.communicate(timeout=workflow_timeout())
     assert process.returncode != 0
     assert "Error in rule train" in output and "CANCELLED" in output, output[-4000:]
     run_tool(["snakemake", "--profile", "slurm", "all", "--rerun-incomplete"], cwd=project)
