@@ -1,7 +1,15 @@
 """Outputs appear atomically: written under a temporary name in the same folder, then renamed.
 
 An interrupted job therefore never leaves a file that looks finished, and a file that DVC
-has hard-linked into its cache is replaced, never rewritten in place.
+has hard-linked into its cache is replaced, never rewritten in place. The temporary file is
+fsynced before the rename and its folder after it (where the file system supports syncing a
+folder), so a node that crashes just after a write leaves the new file or the old one, never
+an empty or truncated file under the final name (which a shared file system could otherwise
+show, its data still in the crashed node's cache).
+
+A job killed during a write leaves its temporary file (``.<name>.<pid>.<8 hex>.tmp``, see
+:func:`temporary_path`) behind; :func:`remove_stale_temporaries` clears a folder of them, as a
+run does when it starts or resumes.
 
 A write that fails because the disk (or the user's quota) is full raises :class:`DiskFullError`,
 an ``OSError`` with errno ENOSPC (EDQUOT) that names the file, chained from the original error;
@@ -16,6 +24,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -36,16 +45,57 @@ def temporary_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
 
 
+#: The names :func:`temporary_path` gives: ``.<name>.<pid>.<8 hex digits>.tmp``.
+TEMPORARY_NAME = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp")
+
+
+def remove_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Remove the temporary files of :func:`temporary_path` that other processes left in
+    ``folder`` (a write cut short by a kill or a crash), and return them. Only call it on a
+    folder that no other process writes at the time: a run folder is written by one job at a
+    time (Snakemake locks its outputs), so there every such file of another process is stale.
+    Files of this process and files of any other name are left alone."""
+    removed = []
+    for path in sorted(Path(folder).glob(".*.tmp")):
+        found = TEMPORARY_NAME.fullmatch(path.name)
+        if found and int(found["pid"]) != os.getpid() and path.is_file():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def sync_file(path: Path) -> None:
+    """Write the file's data to the storage (fsync) before it is renamed over an output."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (fsync of the folder); a file system that cannot
+    sync a folder (some network and FUSE file systems refuse it) is left to its own timing."""
+    with contextlib.suppress(OSError):
+        descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it is renamed to ``path``, else removed.
-    A full disk raises :class:`DiskFullError`."""
+    """Yield a temporary path beside ``path``; on success it is fsynced and renamed to ``path``
+    (and the folder fsynced), else removed. A full disk raises :class:`DiskFullError`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(path)
     try:
         yield tmp
+        sync_file(tmp)
         os.replace(tmp, path)
+        sync_folder(path.parent)
     except (OSError, RuntimeError) as error:
         full = disk_full(error, path, tmp)
         if full is None:
