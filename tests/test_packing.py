@@ -1,15 +1,29 @@
 """Packed training (rnnrepro.packing): small runs trained together as one batched model.
 
-A packed run must end where the same run trained alone ends, to float rounding: every metric
-within a relative TOLERANCE after a few epochs (measured: about 1e-7 here; the pack runs the
-reference loops batched over members, a run alone the fast loops). A pack resumes exactly, its
+A packed run must end where the same run trained alone ends, to float rounding. The pack runs
+the same equations on the same data from the same weights in another order (the reference
+loops batched over members; a run alone the fast loops, or oneDNN's LSTM), and training carries
+each rounding difference forward, amplified as much as the run's own dynamics amplify it: how
+far apart the two end is a property of the run, not of packing (see rnnrepro.packing). So each
+number of a packed run must be within
+
+    max(TOLERANCE · |alone|, SPREAD · |alone − alone_loops|)
+
+of the run alone's, where alone_loops is the run alone with ``RNNREPRO_FUSED=0`` (its fast
+loops instead of oneDNN: another, equally valid, order of the same computation), i.e. within
+what rounding makes of this run anyway. Measured on this project's CPU, after these few epochs,
+a packed run is within 2.2e-6 (relative) of the run alone, and the run alone within 2.3e-6 of
+alone_loops, so the floor of 1e-4 decides; a packing bug moves numbers far more (measured:
+clipping every member by the pack's global gradient norm instead of its own, 4 % on dev_mse;
+a mean instead of the sum of the members' losses, 100 %). A pack resumes exactly, its
 checkpoints are runs' own, and the workflow trains a pack as one job.
 """
 from __future__ import annotations
 
 import json
-import math
+import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -20,7 +34,8 @@ from rnnrepro import packing
 from rnnrepro.packing import Pack, PackError, Packing, pack_key, plan_packs, train_pack
 from rnnrepro.train import TrainingInterrupted, train_run
 
-TOLERANCE = 1e-4  # relative difference allowed between a packed run's metric and the run alone's
+TOLERANCE = 1e-4  # relative difference always allowed between a packed run's number and the run alone's
+SPREAD = 10  # ... and this many times the run alone's own rounding spread (see the module docstring)
 RUN_FILES = {"config.json", "curve.tsv", "items.npz", "metrics.json", "model.pt", "checkpoint.pt", "benchmark.tsv"}
 
 
@@ -47,13 +62,30 @@ def curve(folder: Path) -> list[list[str]]:
     return [line.split("\t") for line in (folder / "curve.tsv").read_text().splitlines()[1:]]
 
 
-def assert_close(packed: dict, alone: dict, where: str) -> None:
+def close(packed: float, alone: float, alone_loops: float | None = None) -> bool:
+    """Whether a packed run's number is within rounding of the run alone's (module docstring)."""
+    spread = SPREAD * abs(alone - alone_loops) if alone_loops is not None else 0.0
+    return abs(packed - alone) <= max(TOLERANCE * abs(alone), spread, 1e-9)
+
+
+def assert_close(packed: dict, alone: dict, where: str, alone_loops: dict | None = None) -> None:
+    """Metrics of a packed run against the run alone's (and, for the spread, the run alone with
+    RNNREPRO_FUSED=0)."""
     assert packed.keys() == alone.keys(), where
     for name, value in alone.items():
         if isinstance(value, float):
-            assert math.isclose(packed[name], value, rel_tol=TOLERANCE, abs_tol=1e-9), (where, name, packed[name], value)
+            other = alone_loops[name] if alone_loops is not None else None
+            assert close(packed[name], value, other), (where, name, packed[name], value, other)
         else:
             assert packed[name] == value, (where, name)
+
+
+def train_alone_with_loops(runs: list[dict], folders: list[Path]) -> None:
+    """The runs alone with RNNREPRO_FUSED=0: the same computation in another rounding order."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RNNREPRO_FUSED", "0")
+        for run, folder in zip(runs, folders):
+            train_run(run, folder)
 
 
 @pytest.fixture(scope="module")
@@ -64,17 +96,24 @@ def alone(tmp_path_factory) -> list[Path]:
     return [root / f"run{i}" for i in range(len(RUNS))]
 
 
-def test_packed_runs_end_where_the_runs_alone_end(alone, tmp_path):
+@pytest.fixture(scope="module")
+def alone_loops(tmp_path_factory) -> list[Path]:
+    folders = [tmp_path_factory.mktemp("alone_loops") / f"run{i}" for i in range(len(RUNS))]
+    train_alone_with_loops(RUNS, folders)
+    return folders
+
+
+def test_packed_runs_end_where_the_runs_alone_end(alone, alone_loops, tmp_path):
     folders = [tmp_path / f"run{i}" for i in range(len(RUNS))]
     train_pack(RUNS, folders)
-    for packed, single in zip(folders, alone):
+    for packed, single, loops in zip(folders, alone, alone_loops):
         assert {p.name for p in packed.iterdir()} == RUN_FILES
-        assert_close(numbers(packed), numbers(single), str(packed))
+        assert_close(numbers(packed), numbers(single), str(packed), numbers(loops))
         assert json.loads((packed / "config.json").read_text()) == json.loads((single / "config.json").read_text())
-        points, reference = curve(packed), curve(single)
+        points, reference, other = curve(packed), curve(single), curve(loops)
         assert [p[:3] for p in points] == [p[:3] for p in reference]  # same steps, epochs and metrics
-        for p, r in zip(points, reference):
-            assert math.isclose(float(p[3]), float(r[3]), rel_tol=TOLERANCE, abs_tol=1e-9), (packed, p, r)
+        for p, r, o in zip(points, reference, other):
+            assert close(float(p[3]), float(r[3]), float(o[3])), (packed, p, r, o)
         made = json.loads((packed / "metrics.json").read_text())["provenance"]
         assert made["packed_runs"] == len(RUNS)
 
@@ -84,9 +123,11 @@ def test_members_stop_early_on_their_own_dev_metric(tmp_path):
             for seed, gamma in [(1, 0.3), (2, 3.0), (3, 1.0), (4, 5.0)]]
     packed = train_pack(runs, [tmp_path / f"packed{i}" for i in range(len(runs))])
     single = [train_run(run, tmp_path / f"alone{i}") for i, run in enumerate(runs)]
+    train_alone_with_loops(runs, [tmp_path / f"loops{i}" for i in range(len(runs))])
     for i, (p, s) in enumerate(zip(packed, single)):
         assert (p["epochs"], p["best_epoch"]) == (s["epochs"], s["best_epoch"]), i
-        assert_close(numbers(tmp_path / f"packed{i}"), numbers(tmp_path / f"alone{i}"), f"member {i}")
+        assert_close(numbers(tmp_path / f"packed{i}"), numbers(tmp_path / f"alone{i}"), f"member {i}",
+                     numbers(tmp_path / f"loops{i}"))
 
 
 def interrupt_at(monkeypatch, step: int) -> None:
@@ -118,7 +159,35 @@ def test_an_interrupted_pack_resumes_to_identical_metrics(tmp_path, monkeypatch)
         assert curve(resumed) == curve(reference)
 
 
-def test_a_packed_members_checkpoint_is_a_run_alones(alone, tmp_path, monkeypatch, caplog):
+def test_sigterm_in_the_packs_last_dev_evaluation_checkpoints_every_member(tmp_path, monkeypatch):
+    """3 members, 3 epochs: the 7th dev evaluation is the first member's of the last epoch. The
+    pack stops with every member's checkpoint written and resumes to an uninterrupted pack's
+    numbers, evaluating only (the checkpoints are final)."""
+    whole = [tmp_path / f"whole{i}" for i in range(len(RUNS))]
+    train_pack(RUNS, whole)
+    folders = [tmp_path / f"run{i}" for i in range(len(RUNS))]
+    original, calls = packing.evaluate, []
+
+    def evaluate_then_signal(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 7:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return original(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(packing, "evaluate", evaluate_then_signal)
+        with pytest.raises(TrainingInterrupted, match="SIGTERM at step 18, in the dev evaluation of epoch 3: "
+                                                      "checkpoints written to the 3 run folders"):
+            train_pack(RUNS, folders)
+    assert all(sorted(p.name for p in f.iterdir()) == ["checkpoint.pt"] for f in folders)
+    monkeypatch.setattr(packing.TrainTogether, "step", lambda *args: pytest.fail("trained again"))
+    train_pack(RUNS, folders)
+    for resumed, reference in zip(folders, whole):
+        assert numbers(resumed) == numbers(reference)
+        assert curve(resumed) == curve(reference)
+
+
+def test_a_packed_members_checkpoint_is_a_run_alones(alone, alone_loops, tmp_path, monkeypatch, caplog):
     folders = [tmp_path / f"run{i}" for i in range(len(RUNS))]
     with monkeypatch.context() as patch:
         interrupt_at(patch, 5)
@@ -127,7 +196,7 @@ def test_a_packed_members_checkpoint_is_a_run_alones(alone, tmp_path, monkeypatc
     with caplog.at_level("INFO", logger="rnnrepro.train"):
         train_run(RUNS[1], folders[1])  # the member alone, from the pack's checkpoint
     assert "resuming" in caplog.text and "at step 5" in caplog.text
-    assert_close(numbers(folders[1]), numbers(alone[1]), "member resumed alone")
+    assert_close(numbers(folders[1]), numbers(alone[1]), "member resumed alone", numbers(alone_loops[1]))
 
 
 def test_runs_that_differ_beyond_seed_and_data_do_not_pack(tmp_path):

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,218 @@ def test_adagrad_initial_accumulator():
     assert weight.item() == pytest.approx(-0.5 * 0.1 / (0.1 + 0.01) ** 0.5)
     with pytest.raises(ValueError, match="initial_accumulator is an Adagrad setting"):
         training.make_optimizer([weight], training.TrainConfig(optimizer="adam", initial_accumulator=0.1))
+
+
+# -- stop signals outside the training steps ---------------------------------------------------
+class SignalOnCall:
+    """Wraps a function: delivers SIGTERM to this process on its ``call``-th call, then runs it."""
+
+    def __init__(self, original, call: int):
+        self.original, self.call, self.calls = original, call, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == self.call:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return self.original(*args, **kwargs)
+
+
+def no_training(*args, **kwargs):
+    raise AssertionError("training ran again although the checkpoint was final")
+
+
+@pytest.fixture
+def unhandled_sigterm_fails():
+    """SIGTERM where the run does not handle it fails the test, instead of ending pytest."""
+    def fail(signum, frame):
+        raise AssertionError("SIGTERM arrived where the run does not handle it")
+
+    previous = signal.signal(signal.SIGTERM, fail)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.usefixtures("unhandled_sigterm_fails")
+def test_sigterm_in_the_last_dev_evaluation_checkpoints_and_resumes(tmp_path, reference, monkeypatch):
+    """The adding run evaluates dev after each of its 2 epochs; SIGTERM in the second (the last)
+    stops the run with a final checkpoint, whose rerun only evaluates and writes the outputs."""
+    with monkeypatch.context() as patch:
+        patch.setattr(training, "evaluate", SignalOnCall(training.evaluate, 2))
+        with pytest.raises(TrainingInterrupted, match="SIGTERM at step 40, in the dev evaluation of epoch 2"):
+            train_run(adding_run(), tmp_path)
+    assert (tmp_path / "checkpoint.pt").exists() and not (tmp_path / "metrics.json").exists()
+    monkeypatch.setattr(training, "train_step", no_training)
+    train_run(adding_run(), tmp_path)
+    assert read_outputs(tmp_path) == reference
+
+
+@pytest.mark.usefixtures("unhandled_sigterm_fails")
+def test_sigterm_in_the_final_evaluation_writes_no_outputs(tmp_path, reference, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(training, "evaluate", SignalOnCall(training.evaluate, 3))  # the final evaluation's
+        with pytest.raises(TrainingInterrupted, match="SIGTERM during the final evaluation .* checkpoint is final"):
+            train_run(adding_run(), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
+    monkeypatch.setattr(training, "train_step", no_training)
+    train_run(adding_run(), tmp_path)
+    assert read_outputs(tmp_path) == reference
+
+
+SIGNAL_WHILE_WRITING = """
+import os, signal, sys
+from rnnrepro import train
+write_outputs = train.write_outputs
+def signal_then_write(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGTERM)
+    write_outputs(*args, **kwargs)
+train.write_outputs = signal_then_write
+sys.exit(train.main(sys.argv[1:]))
+"""
+
+
+def test_cli_exits_0_when_sigterm_arrives_while_the_outputs_are_written(tmp_path, reference):
+    """Once the final evaluation is done the outputs are written whatever arrives: the run is
+    finished, with every output, so it exits 0 (in a process of its own: without the change
+    SIGTERM would end it, here it would end pytest)."""
+    config = tmp_path / "run.json"
+    config.write_text(json.dumps(adding_run()))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-c", SIGNAL_WHILE_WRITING, str(config), str(out), "--threads", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "SIGTERM arrived while the outputs were written" in done.stderr
+    assert read_outputs(out) == reference
+
+
+# -- a checkpoint cut short, temporary files left behind ------------------------------------------
+@pytest.mark.parametrize("kept", [0, 0.5], ids=["empty", "truncated"])
+def test_an_unreadable_checkpoint_is_set_aside_and_the_run_starts_afresh(tmp_path, reference, monkeypatch,
+                                                                          caplog, kept):
+    """What a node crash during a write can leave under the final name (before writes were
+    fsynced): the rerun names the file and its error, keeps it as checkpoint.pt.corrupt and
+    trains from the start to the same metrics, with nobody deleting anything."""
+    with monkeypatch.context() as patch:
+        patch.setattr(training, "train_step", StopAfter(7))
+        with pytest.raises(TrainingInterrupted):
+            train_run(adding_run(), tmp_path)
+    checkpoint = tmp_path / "checkpoint.pt"
+    cut = checkpoint.read_bytes()[:int(kept * checkpoint.stat().st_size)]
+    checkpoint.write_bytes(cut)
+    with caplog.at_level("WARNING", logger="rnnrepro.train"):
+        train_run(adding_run(), tmp_path)
+    assert read_outputs(tmp_path) == reference
+    assert (tmp_path / "checkpoint.pt.corrupt").read_bytes() == cut
+    assert f"checkpoint {checkpoint} cannot be read (" in caplog.text and "starting afresh" in caplog.text
+
+
+def test_temporary_files_of_killed_writes_are_removed_when_a_run_starts(tmp_path, reference, caplog):
+    stale = [tmp_path / ".checkpoint.pt.999999999.0a1b2c3d.tmp", tmp_path / ".items.npz.12.ffffffff.tmp"]
+    for path in stale:
+        path.write_bytes(bytes(1_000_000))
+    others = [tmp_path / "notes.tmp", tmp_path / ".notes.tmp", tmp_path / ".model.pt.12.not-hex!.tmp"]
+    for path in others:
+        path.write_text("not ours")
+    with caplog.at_level("WARNING", logger="rnnrepro.train"):
+        train_run(adding_run(), tmp_path)
+    assert not any(path.exists() for path in stale) and all(path.exists() for path in others)
+    assert all(f"removed {path}" in caplog.text for path in stale)
+    assert read_outputs(tmp_path) == reference
+
+
+# -- deterministic kernels -----------------------------------------------------------------------
+class KernelsSeen:
+    """Wraps train_step: the kernel settings in force during each training step."""
+
+    def __init__(self):
+        self.seen: set[tuple] = set()
+        self.original = training.train_step
+
+    def __call__(self, *args, **kwargs):
+        self.seen.add((torch.are_deterministic_algorithms_enabled(),
+                       torch.is_deterministic_algorithms_warn_only_enabled(),
+                       torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark,
+                       os.environ.get("CUBLAS_WORKSPACE_CONFIG")))
+        return self.original(*args, **kwargs)
+
+
+def kernel_settings() -> tuple:
+    return (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+            torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+
+
+def test_runs_use_deterministic_kernels_by_default(tmp_path, reference, monkeypatch):
+    monkeypatch.delenv("RNNREPRO_DETERMINISTIC", raising=False)
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    before = kernel_settings()
+    seen = KernelsSeen()
+    monkeypatch.setattr(training, "train_step", seen)
+    train_run(adding_run(), tmp_path)
+    assert seen.seen == {(True, True, True, False, ":4096:8")}
+    assert kernel_settings() == before, "the run's kernel settings must not outlive it"
+    made = json.loads((tmp_path / "metrics.json").read_text())["provenance"]
+    assert (made["deterministic"], made["nondeterministic_ops"], made["RNNREPRO_DETERMINISTIC"]) == (True, "", "")
+    assert read_outputs(tmp_path) == reference
+
+
+def test_a_users_cublas_workspace_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
+    seen = KernelsSeen()
+    monkeypatch.setattr(training, "train_step", seen)
+    train_run(adding_run(epochs=1), tmp_path)
+    assert seen.seen == {(True, True, True, False, ":16:8")}
+
+
+def test_the_switch_allows_fast_kernels_and_provenance_says_so(tmp_path, reference, monkeypatch):
+    """RNNREPRO_DETERMINISTIC=0: torch's fast kernels (on a CPU the same ones: same numbers); a
+    run resumed with deterministic kernels after a session without them is not called deterministic."""
+    monkeypatch.setenv("RNNREPRO_DETERMINISTIC", "0")
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    seen = KernelsSeen()
+    with monkeypatch.context() as patch:
+        patch.setattr(training, "train_step", seen)
+        train_run(adding_run(), tmp_path / "fast")
+    assert seen.seen == {(False, True, False, True, None)}
+    made = json.loads((tmp_path / "fast/metrics.json").read_text())["provenance"]
+    assert (made["deterministic"], made["RNNREPRO_DETERMINISTIC"]) == (False, "0")
+    assert read_outputs(tmp_path / "fast") == reference
+    with monkeypatch.context() as patch:
+        patch.setattr(training, "train_step", StopAfter(5))
+        with pytest.raises(TrainingInterrupted):
+            train_run(adding_run(), tmp_path / "mixed")
+    monkeypatch.delenv("RNNREPRO_DETERMINISTIC")
+    train_run(adding_run(), tmp_path / "mixed")
+    assert json.loads((tmp_path / "mixed/metrics.json").read_text())["provenance"]["deterministic"] is False
+
+
+def test_an_op_without_a_deterministic_kernel_is_named_in_log_and_provenance(tmp_path, monkeypatch, caplog):
+    """max_unpool has no deterministic kernel even on the CPU: with it in every training step
+    the run goes on (warn_only), names it once in its log, lists it in provenance, and torch's
+    warning does not reach the warning stream."""
+    original = training.train_step
+
+    def step_with_unpool(*args, **kwargs):
+        values, indices = torch.nn.functional.max_pool1d(torch.randn(1, 1, 4), 2, return_indices=True)
+        torch.nn.functional.max_unpool1d(values, indices, 2)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_step", step_with_unpool)
+    with warnings.catch_warnings(record=True) as shown, caplog.at_level("WARNING", logger="rnnrepro.train"):
+        warnings.simplefilter("always")
+        train_run(adding_run(), tmp_path)
+    made = json.loads((tmp_path / "metrics.json").read_text())["provenance"]
+    assert made["nondeterministic_ops"] == "max_unpooling2d_forward_out" and made["deterministic"] is True
+    assert caplog.text.count("max_unpooling2d_forward_out has no deterministic kernel") == 1
+    assert not [w for w in shown if "deterministic" in str(w.message)]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: deterministic cuDNN and cuBLAS kernels")
+def test_same_seed_gives_identical_metrics_on_cuda(tmp_path, lm_data):
+    """On a GPU the deterministic kernels make two runs of one config identical (the stateful LM:
+    cuDNN's LSTM, cuBLAS products, embedding gradients)."""
+    outputs = []
+    for name in ("first", "second"):
+        train_run(lm_run(), tmp_path / name, data=lm_data, device="cuda")
+        outputs.append(read_outputs(tmp_path / name))
+        made = json.loads((tmp_path / name / "metrics.json").read_text())["provenance"]
+        assert made["device"].startswith("cuda") and made["deterministic"] is True
+    assert outputs[0] == outputs[1]

@@ -7,19 +7,39 @@
   (model, optimiser, RNG states, position in the epoch, curve so far) and ends with the
   same metrics as an uninterrupted run.
 - SIGTERM or SIGUSR1 (what SLURM sends before preempting) makes the run finish its
-  current step, write a checkpoint and exit with :data:`EXIT_INTERRUPTED`.
+  current step (or the dev evaluation of an epoch's end, or the final evaluation), write a
+  checkpoint and exit with :data:`EXIT_INTERRUPTED`; a run stopped during its final
+  evaluation has a final checkpoint, so its rerun only evaluates. A signal that arrives while
+  the outputs are being written (a moment, once the final evaluation is done) lets them be
+  written: the run is then finished, its outputs complete (model.pt last), and it exits 0.
 - Outputs appear atomically: config.json, curve.tsv, items.npz (the test split's per-item
   statistics, for the report's paired bootstrap), metrics.json, then model.pt (the final
   model -- with early stopping, the one kept -- for analyses) last; checkpoint.pt is the
   resume state, never a declared output.
 - A run's identity is its config (task, model, cell, train, seed) plus the identities of its
-  data and code; a checkpoint of another identity is set aside, never resumed.
+  data and code; a checkpoint of another identity is set aside (``checkpoint.pt.stale``), never
+  resumed. A checkpoint that cannot be read (empty, truncated or garbled: a node that crashed
+  while writing it) is set aside as ``checkpoint.pt.corrupt``, named with its error in the log,
+  and the run starts afresh. A run that starts or resumes removes the temporary files that a
+  killed write left in its folder (:func:`rnnrepro.atomic.remove_stale_temporaries`).
 - ``metrics.json`` carries, under ``provenance``, where and how the numbers were made: device,
   torch version, threads, the environment switches and the training wall time.
 - A NaN or infinite loss stops the run with an error naming the step; with
   ``on_nonfinite: record`` it ends the run as a result instead (see below).
 - The device is chosen at run time: CUDA when present, else the CPU
   (``RNNREPRO_DEVICE`` overrides).
+- Deterministic kernels (:class:`Kernels`), on by default: ``torch.use_deterministic_algorithms
+  (True, warn_only=True)``, ``torch.backends.cudnn.deterministic = True``,
+  ``torch.backends.cudnn.benchmark = False`` and, before CUDA starts, ``CUBLAS_WORKSPACE_CONFIG
+  =:4096:8`` (unless set already), which deterministic cuBLAS needs. On a GPU this makes the
+  same config and seed give the same numbers on the same machine; on a CPU, whose kernels are
+  deterministic already, it changes nothing. ``RNNREPRO_DETERMINISTIC=0`` allows torch's
+  faster nondeterministic kernels instead (``deterministic = False`` in both flags,
+  ``cudnn.benchmark = True``). An op that has no deterministic kernel on the device runs its
+  nondeterministic one (``warn_only``): torch's warning is taken out of the warning stream, the
+  op is named once in the run's log, and provenance lists it in ``nondeterministic_ops``
+  (over every session of the run). Provenance also says ``deterministic``: whether every
+  session of the run ran with deterministic kernels.
 
 What a run's ``train:`` settings (:class:`TrainConfig`) add to plain minibatch training:
 
@@ -72,11 +92,13 @@ import logging
 import math
 import os
 import random
+import re
 import signal
 import sys
 import textwrap
 import time
 import typing
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -102,7 +124,9 @@ CHECKPOINT = "checkpoint.pt"
 EPOCH_CHECKPOINT_SECONDS = 30.0
 MODEL = "model.pt"
 #: Environment switches that change how (not what) the cells compute; recorded in provenance.
-SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PACKED", "RNNREPRO_FUSED")
+SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PACKED", "RNNREPRO_FUSED", "RNNREPRO_DETERMINISTIC")
+#: The cuBLAS workspace that deterministic cuBLAS needs (CUDA >= 10.2), set before CUDA starts.
+CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 
 
 def setting(default: Any, help: str) -> Any:
@@ -208,6 +232,8 @@ class Progress:
     stopped_early: bool = False  # early stopping ended training before ``epochs``
     grad_window: list[float] = field(default_factory=list)  # gradient norms since the last curve point
     diverged_step: int | None = None  # on_nonfinite="record": the step whose loss was not finite
+    deterministic: bool = True  # every session so far ran with deterministic kernels
+    nondeterministic_ops: list[str] = field(default_factory=list)  # ops that ran without a deterministic kernel
 
 
 # -- set-up ----------------------------------------------------------------------------------
@@ -217,6 +243,76 @@ def pick_device(requested: str | None = None) -> torch.device:
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     return torch.device(name)
+
+
+def deterministic_requested() -> bool:
+    """``RNNREPRO_DETERMINISTIC``: deterministic kernels unless it is "0", "false", "no" or "off"."""
+    return os.environ.get("RNNREPRO_DETERMINISTIC", "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+class Kernels:
+    """While active, torch runs deterministic kernels, or with ``RNNREPRO_DETERMINISTIC=0`` its
+    fast ones (see the module docstring); the previous settings come back on exit, except
+    ``CUBLAS_WORKSPACE_CONFIG``, which cuBLAS reads once. torch's warning that an op has no
+    deterministic kernel is logged once per op and the op noted in every :class:`Progress`
+    given to :meth:`record_in`."""
+
+    #: torch's warning (``warn_only``) for an op without a deterministic kernel; group 1 is the op.
+    NONDETERMINISTIC = re.compile(r"(\S+) does not have a deterministic implementation")
+
+    def __init__(self):
+        self.deterministic = deterministic_requested()
+        self.ops: list[str] = []
+        self.progresses: list[Progress] = []
+
+    def __enter__(self) -> "Kernels":
+        if self.deterministic and "CUBLAS_WORKSPACE_CONFIG" not in os.environ:
+            os.environ["CUBLAS_WORKSPACE_CONFIG"] = CUBLAS_WORKSPACE_CONFIG
+            if torch.cuda.is_initialized():
+                log.warning("CUBLAS_WORKSPACE_CONFIG set after CUDA started in this process: cuBLAS may ignore "
+                            "it; set it to %s in the environment to be sure", CUBLAS_WORKSPACE_CONFIG)
+        self.saved = (torch.are_deterministic_algorithms_enabled(),
+                      torch.is_deterministic_algorithms_warn_only_enabled(),
+                      torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+        torch.use_deterministic_algorithms(self.deterministic, warn_only=True)
+        torch.backends.cudnn.deterministic = self.deterministic
+        torch.backends.cudnn.benchmark = not self.deterministic
+        self.caught = warnings.catch_warnings()
+        self.caught.__enter__()
+        warnings.filterwarnings("always", message=self.NONDETERMINISTIC.pattern)
+        self.show = warnings.showwarning
+        warnings.showwarning = self.note
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.caught.__exit__(*exc)
+        mode, warn_only, cudnn_deterministic, cudnn_benchmark = self.saved
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+        torch.backends.cudnn.deterministic = cudnn_deterministic
+        torch.backends.cudnn.benchmark = cudnn_benchmark
+
+    def note(self, message, category, filename, lineno, file=None, line=None) -> None:
+        """``warnings.showwarning`` while active: torch's warning about an op without a
+        deterministic kernel is noted; any other warning is shown as before."""
+        found = self.NONDETERMINISTIC.match(str(message))
+        if found is None:
+            self.show(message, category, filename, lineno, file, line)
+            return
+        op = found.group(1)
+        if op not in self.ops:
+            self.ops.append(op)
+            log.warning("%s has no deterministic kernel on this device: it runs its nondeterministic one, so a "
+                        "rerun's numbers may differ (by rounding, which training can amplify); provenance lists "
+                        "it in nondeterministic_ops", op)
+        for progress in self.progresses:
+            if op not in progress.nondeterministic_ops:
+                progress.nondeterministic_ops.append(op)
+
+    def record_in(self, progress: Progress) -> None:
+        """Note this session's kernels in ``progress`` (which every checkpoint keeps): whether
+        every session was deterministic, and the ops without a deterministic kernel, from now on."""
+        progress.deterministic = progress.deterministic and self.deterministic
+        self.progresses.append(progress)
 
 
 def seed_everything(seed: int) -> None:
@@ -303,13 +399,36 @@ def write_checkpoint(path: Path, key: dict, model_state: dict, optimizer_state: 
         torch.save(payload, tmp)
 
 
-def load_checkpoint(path: Path, key: dict, model: nn.Module, optimizer) -> Resumed | None:
-    """Restore a checkpoint of this very run and identity; None (start afresh) when there is
-    none or it belongs to another config, dataset or training code. The carried state and
-    kept weights come back on the CPU."""
+def read_checkpoint(path: Path) -> dict | None:
+    """The payload of checkpoint ``path``; None when there is none, or when it cannot be read
+    (empty, truncated or garbled: what a node crash during a write can leave): then it is set
+    aside as ``<name>.corrupt``, the error logged with its name. A file that cannot be opened at
+    all (permissions) raises."""
     if not path.exists():
         return None
-    payload = torch.load(path, map_location="cpu", weights_only=False)
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=False)
+    except (PermissionError, IsADirectoryError):
+        raise
+    except Exception as error:  # noqa: BLE001 - torch.load fails with EOFError, OSError, RuntimeError, KeyError ...
+        problem = f"{type(error).__name__}: {error}"
+    else:
+        if isinstance(payload, dict):
+            return payload
+        problem = f"holds a {type(payload).__name__}, not a checkpoint"
+    corrupt = path.with_name(path.name + ".corrupt")
+    os.replace(path, corrupt)
+    log.warning("checkpoint %s cannot be read (%s); kept as %s, starting afresh", path, problem, corrupt)
+    return None
+
+
+def load_checkpoint(path: Path, key: dict, model: nn.Module, optimizer) -> Resumed | None:
+    """Restore a checkpoint of this very run and identity; None (start afresh) when there is
+    none, it cannot be read (set aside, :func:`read_checkpoint`) or it belongs to another
+    config, dataset or training code. The carried state and kept weights come back on the CPU."""
+    payload = read_checkpoint(path)
+    if payload is None:
+        return None
     if payload.get("key") != key:
         stale = path.with_name(CHECKPOINT + ".stale")
         os.replace(path, stale)
@@ -431,11 +550,12 @@ def final_evaluation(model: nn.Module, task: Task, cfg: TrainConfig, device) -> 
     return metrics, recorder.items("test", formulas)
 
 
-def provenance(device: torch.device, seconds: float) -> dict[str, Any]:
+def provenance(device: torch.device, seconds: float, progress: Progress) -> dict[str, Any]:
     """Where and how a run's numbers were made (not part of its identity)."""
     return {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
             "python": sys.version.split()[0],
             **{name: os.environ.get(name, "") for name in SWITCHES},
+            "deterministic": progress.deterministic, "nondeterministic_ops": " ".join(progress.nondeterministic_ops),
             "wall_seconds": round(seconds, 3)}
 
 
@@ -449,7 +569,16 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
     must also match (the workflow passes them).
     """
     out_dir = Path(out_dir)
+    with Kernels() as kernels:  # first: CUBLAS_WORKSPACE_CONFIG must be set before CUDA starts
+        return train_run_with(kernels, run, out_dir, data, device, progress_interval, identity)
+
+
+def train_run_with(kernels: Kernels, run: dict, out_dir: Path, data: str | Path | None, device: str | None,
+                   progress_interval: float, identity: dict | None) -> dict[str, float]:
+    """:func:`train_run` with its kernels chosen."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in atomic.remove_stale_temporaries(out_dir):
+        log.warning("removed %s, the temporary file of a write that was cut short", stale)
     started = time.monotonic()
     cfg = TrainConfig(**run.get("train", {}))
     device = pick_device(device)
@@ -462,6 +591,7 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
     key = checkpoint_key(run, identity)
     resumed = load_checkpoint(checkpoint, key, model, optimizer) or Resumed(Progress())
     progress = resumed.progress
+    kernels.record_in(progress)
     carried = move_state(resumed.carried, device)  # the model's state after the last batch (stateful tasks)
     best_model = resumed.best_model  # the kept weights (early stopping), on the CPU
     seconds_before = progress.seconds
@@ -510,11 +640,20 @@ def train_run(run: dict, out_dir: str | Path, data: str | Path | None = None,
             carried = None  # every epoch starts from the zero state
             if end_epoch(progress, evaluate(model, task, ("dev",), cfg, device), task, cfg):
                 best_model = cpu_copy(model.state_dict())
+            if stop.received:  # it arrived during the dev evaluation
+                save()
+                raise TrainingInterrupted(f"{stop.received} at step {progress.step}, in the dev evaluation of epoch "
+                                          f"{progress.epoch}: checkpoint written to {checkpoint}; run again to resume")
             if training_done(progress, cfg) or time.monotonic() - saved_at >= EPOCH_CHECKPOINT_SECONDS:
                 save()
 
-    seconds = seconds_before + time.monotonic() - started
-    return finish_run(out_dir, run, task, model, cfg, device, progress, best_model, provenance(device, seconds))
+        seconds = seconds_before + time.monotonic() - started
+        metrics = finish_run(out_dir, run, task, model, cfg, device, progress, best_model,
+                             provenance(device, seconds, progress), stop)
+        if stop.received:
+            log.warning("%s arrived while the outputs were written: they are complete, the run is finished",
+                        stop.received)
+    return metrics
 
 
 def record_step(progress: Progress, loss: float, cfg: TrainConfig) -> None:
@@ -593,9 +732,11 @@ def training_done(progress: Progress, cfg: TrainConfig) -> bool:
 
 def finish_run(out_dir: Path, run: dict, task: Task, model: nn.Module, cfg: TrainConfig, device,
                progress: Progress, best_model: dict[str, torch.Tensor] | None,
-               made: dict[str, Any]) -> dict[str, float]:
+               made: dict[str, Any], stop: StopSignals | None = None) -> dict[str, float]:
     """Evaluate the trained run (its kept weights, with early stopping) on dev and test and write
-    its outputs (:func:`write_outputs`, provenance ``made``); return its metrics."""
+    its outputs (:func:`write_outputs`, provenance ``made``); return its metrics. A stop signal
+    received (``stop``) by the end of the evaluation raises :class:`TrainingInterrupted` before
+    anything is written: the run's checkpoint is final, so its rerun only evaluates."""
     items = None
     if progress.diverged_step is not None:
         metrics = diverged_metrics(evaluate(model, task, ("dev", "test"), cfg, device), progress.diverged_step)
@@ -612,6 +753,9 @@ def finish_run(out_dir: Path, run: dict, task: Task, model: nn.Module, cfg: Trai
     metrics.update(train_loss=train_loss, steps=progress.step, params=n_params, epochs=progress.epoch)
     if cfg.patience is not None:
         metrics["best_epoch"] = progress.best_epoch
+    if stop is not None and stop.received:
+        raise TrainingInterrupted(f"{stop.received} during the final evaluation of run {out_dir}: its checkpoint is "
+                                  f"final; run again to evaluate it and write its outputs")
     write_outputs(out_dir, run, progress, metrics, model, made, items)
     return metrics
 

@@ -3,6 +3,7 @@ or print the table of an existing one (``--show``). ``--help`` says what is coun
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 import time
@@ -130,9 +131,11 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from ..train import pick_device
+    from ..train import CUBLAS_WORKSPACE_CONFIG, Kernels, deterministic_requested, pick_device
 
     torch.set_num_threads(args.threads)
+    if deterministic_requested():  # before CUDA starts, as a run sets it (rnnrepro.train.Kernels)
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)
     device = pick_device(args.device)
     runs = planned_runs(studies)
     groups = timing_groups(runs.values())
@@ -198,9 +201,10 @@ def main(argv: list[str] | None = None) -> int:
             built = None  # free it before the next task is built
         begin = time.monotonic()
         try:
-            result, built = measure(first.identity, prepared_file(key) if key else None, device, steps=args.steps,
-                                    max_seconds=args.max_seconds_per_config,
-                                    max_eval_seconds=args.max_eval_seconds, clock=clock, built=built)
+            with Kernels():  # the kernels the runs will use (deterministic ones unless RNNREPRO_DETERMINISTIC=0)
+                result, built = measure(first.identity, prepared_file(key) if key else None, device,
+                                        steps=args.steps, max_seconds=args.max_seconds_per_config,
+                                        max_eval_seconds=args.max_eval_seconds, clock=clock, built=built)
         except Exception as error:  # noqa: BLE001 - one configuration failing must not lose the others
             failed.append(f"{first.folder}: {type(error).__name__}: {error}")
             progress(f"{where}: FAILED: {type(error).__name__}: {error}")
