@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rnnrepro.aggregate import write_tables
 from rnnrepro.layout import Layout
-from rnnrepro.report.study import StudyInputs
-from rnnrepro.report.summary import write_study_summary
+from rnnrepro.claims.study import StudyInputs
+from rnnrepro.claims.summarise import write_study_summary
 from rnnrepro.studies import Study, load_study, plan_of, study_schema_of
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,9 +19,9 @@ from rnnrepro.analyses import ANALYSES, TrainedRun
 from rnnrepro.analyses import basics as analyses
 from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.models import build_model
+from rnnrepro.claims import Context
+from rnnrepro.claims.papers import basics as report_basics
 from rnnrepro.report import render_report
-from rnnrepro.report.papers import basics as report_basics
-from rnnrepro.report.verdicts import Context
 from rnnrepro.studies import load_study, study_schema_of
 from rnnrepro.tasks import Batch, TaskIO, build_task
 from rnnrepro.tasks.counting import A, B, nearest_negatives, string
@@ -422,11 +422,20 @@ def clipping_summary(clipped: tuple[float, float, float], unclipped: tuple[float
 
 
 def test_less_likely_to_spike_compares_frequencies_over_runs():
+    """On the published numbers the fractions are compared as printed; on ours the counts are
+    samples of each grid's rate, compared by Fisher's exact test on the least favourable bounds.
+
+    Calibrated behaviour (changed from the old engine): equal counts on ours (5 of 5 against 5 of 5,
+    0 of 5 against 0 of 5) no longer refute "less likely": the old Welch test over 0/1 indicators
+    saw no spread in them and treated them as exact, but five runs per grid cannot tell equal rates
+    from a lower one (Fisher's exact test: p = 1 both ways), so they are inconclusive; only clipped
+    runs spiking significantly more often refute the claim on ours."""
     check = report_basics.LessLikelyToSpike({"above": 1.0})
     ours, printed = Context(scale="paper"), Context()
     # every unclipped run spikes, no clipped one: holds, on point values and beyond the noise
     frame = clipping_summary((0.2, 0.1, 0.3), (math.inf, 2.0, math.inf), 5)
     assert check.judge(frame, printed).holds is True and check.judge(frame, ours).holds is True
+    assert "Fisher's exact test" in check.judge(frame, ours).details[0]
     # "less likely", not "never": one clipped run of five spiking still holds on point values when all
     # unclipped ones do
     frame = clipping_summary((0.8, 0.1, 2.0), (5.0, 2.0, 9.0), 5)
@@ -437,12 +446,21 @@ def test_less_likely_to_spike_compares_frequencies_over_runs():
     # some (not all) unclipped runs spike, none clipped: holds on point values; within the noise on ours
     frame = clipping_summary((0.2, 0.1, 0.3), (1.5, 0.2, 3.0), 5)
     assert check.judge(frame, printed).holds is True and check.judge(frame, ours).holds is None
-    # as many spikes with clipping as without: does not hold
+    # as many spikes with clipping as without: does not hold as printed; on ours five runs a grid cannot
+    # tell equal rates from a lower one
     frame = clipping_summary((3.0, 2.0, 4.0), (3.0, 2.0, 4.0), 5)
-    assert check.judge(frame, printed).holds is False and check.judge(frame, ours).holds is False
-    # no unclipped run spikes: clipping cannot make it less likely
+    assert check.judge(frame, printed).holds is False and check.judge(frame, ours).holds is None
+    # no unclipped run spikes: clipping cannot make it less likely as printed; on ours not refuted either
     frame = clipping_summary((0.2, 0.1, 0.3), (0.5, 0.1, 0.9), 5)
-    assert check.judge(frame, ours).holds is False
+    assert check.judge(frame, printed).holds is False and check.judge(frame, ours).holds is None
+    # every clipped run spikes and no unclipped one: a higher rate with clipping, beyond the noise
+    frame = clipping_summary((3.0, 2.0, 4.0), (0.5, 0.1, 0.9), 5)
+    assert check.judge(frame, printed).holds is False and check.judge(frame, ours).holds is False
+    # on the least favourable bounds: 1 to 4 of 5 clipped against none unclipped is not yet a higher rate
+    frame = clipping_summary((2.0, 0.5, 3.0), (0.5, 0.1, 0.9), 5)
+    assert check.judge(frame, ours).holds is None
+    frame = clipping_summary((2.0, 0.5, 3.0), (0.5, 0.1, 0.9), 20)  # 1 to 19 of 20 against 0 of 20
+    assert check.judge(frame, ours).holds is None
 
 
 # ----------------------------------------------------------------------------- study and report

@@ -11,9 +11,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from rnnrepro import tables
 from rnnrepro.analyses import ANALYSES, run_analysis
-from rnnrepro.report import frames
-from rnnrepro.report.verdicts import Context, build_check
+from rnnrepro.claims import Context, build_check
+from rnnrepro.labels import label_columns, with_text_labels
 from rnnrepro.studies import load_study, study_names, study_schema_of
 
 from conftest import REPO, require
@@ -33,12 +34,12 @@ def claims():
 def label_template(study: str, artifact: str, tmp_path) -> pd.DataFrame:
     """The label combinations ``artifact`` has (one row each, as text, seeds and repeats merged)."""
     paper = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
-    published = frames.rows_of(frames.load_published(REPO / "reports" / "published", study), artifact)
-    published = published[frames.label_columns(published)]
+    published = tables.rows_of(tables.load_published(REPO / "reports" / "published", study), artifact)
+    published = published[label_columns(published)]
     if paper.runs:
         drop = {"seed", *(paper.spec.get("repeats") or [])}
         rows = [{k: v for k, v in use.labels.items() if k not in drop} for use in paper.runs]
-        runs = frames.with_text_labels(pd.DataFrame(rows))
+        runs = with_text_labels(pd.DataFrame(rows))
         # published rows the grid lacks (e.g. macro models not run yet), with the grid's constant labels
         constant = {c: runs[c].iloc[0] for c in runs if runs[c].nunique() == 1 and c not in published}
         extra = published.assign(**constant).reindex(columns=runs.columns, fill_value="")
@@ -47,11 +48,11 @@ def label_template(study: str, artifact: str, tmp_path) -> pd.DataFrame:
         function = ANALYSES[paper.analysis["name"]]
         if hasattr(function, "output_labels"):  # it reads trained runs or data sets
             labels = function.output_labels(paper.analysis, [use.labels for use in paper.reads])
-            return frames.with_text_labels(labels).reset_index(drop=True)
+            return with_text_labels(labels).reset_index(drop=True)
         ci = load_study(study, STUDIES, SCHEMA, "ci").artifacts[artifact]
         run_analysis(ci.analysis, tmp_path / "analysis.csv")
-        table = frames.load_table(tmp_path / "analysis.csv")
-        return table[frames.label_columns(table)].drop_duplicates().reset_index(drop=True)
+        table = tables.load_table(tmp_path / "analysis.csv")
+        return table[label_columns(table)].drop_duplicates().reset_index(drop=True)
     return published.drop_duplicates().reset_index(drop=True)
 
 
@@ -60,7 +61,7 @@ def test_claim_check_can_hold_and_can_fail(study, artifact, index, tmp_path):
     spec = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
     claim = spec.claims[index]
     check = build_check(claim["check"])
-    published = frames.rows_of(frames.load_published(REPO / "reports" / "published", study), artifact)
+    published = tables.rows_of(tables.load_published(REPO / "reports" / "published", study), artifact)
     context = Context(published, "paper")
     labels = label_template(study, artifact, tmp_path)
     assert len(labels), "no labels to build data on"

@@ -21,7 +21,7 @@ import sacrebleu
 from rnnrepro.aggregate import write_tables
 from rnnrepro.metrics.items import (ITEMS_FILE, CorpusBleu, ItemRecorder, SplitItems, bleu_statistics, bootstrap_se,
                                     load_study_items, pairable, ratio, save_no_items, save_study_items)
-from rnnrepro.report.verdicts import INCONCLUSIVE, Context, build_check
+from rnnrepro.claims import INCONCLUSIVE, Context, build_check
 
 WORDS = "the a cat dog sat ran on under mat rug here there now".split()
 
@@ -153,13 +153,13 @@ def test_a_difference_beyond_the_test_noise_holds_or_fails():
 def test_a_difference_within_the_test_noise_is_inconclusive():
     rng = np.random.default_rng(5)
     b = rng.random(1000) < 0.6
-    a = with_flips(b, 3, rng)  # 0.3 points better: 3 items of 1000
+    a = with_flips(b, 2, rng)  # 0.2 points better: 2 items of 1000, within ± about 0.23 (90 %)
     summary, items = single_runs(a, b)
     verdict = build_check(COMPARE).judge(summary, Context(scale="mini", items=items))
     assert verdict.holds is None and verdict.status == INCONCLUSIVE
     within = build_check({"kind": "within", "metric": "test_accuracy", "a": {"cell": "a"}, "b": {"cell": "b"},
                           "tolerance": 0.05})
-    assert within.judge(summary, Context(scale="mini", items=items)).holds is True  # 0.3 pp ± about 0.4 pp ≤ 5 pp
+    assert within.judge(summary, Context(scale="mini", items=items)).holds is True  # 0.2 pp ± about 0.23 pp ≤ 5 pp
 
 
 def test_without_items_a_single_run_stays_inconclusive_and_published_numbers_ignore_items():
@@ -184,10 +184,11 @@ def test_noise_seeds_leaves_single_runs_open_however_far_apart_and_weighs_seeds(
     seeds_only = build_check({**trend, "noise": "seeds"})
     assert seeds_only.judge(along, Context(scale="mini", items=items)).holds is None
     assert seeds_only.judge(along.assign(std=0.01, n=5), Context(scale="mini", items=items)).holds is False
-    assert seeds_only.judge(along.assign(std=0.5, n=5), Context(scale="mini", items=items)).holds is True  # within
+    # within a spread of 0.5: open (no evidence of a fall is not a fall; the old engine said "holds")
+    assert seeds_only.judge(along.assign(std=0.5, n=5), Context(scale="mini", items=items)).holds is None
     over_seeds = summary.assign(std=0.01, n=5)
 
-    from rnnrepro.report.papers.pru import NoSignificantDifference
+    from rnnrepro.claims.papers.pru import NoSignificantDifference
 
     alike = {"metric": "test_accuracy", "a": {"cell": "a"}, "b": {"cell": "b"}}
     assert NoSignificantDifference(alike).judge(summary, Context(scale="mini", items=items)).holds is False

@@ -16,7 +16,7 @@ from fakes import write_toy_study
 
 from rnnrepro.data.fetch import sha256_of
 from rnnrepro.data.sources import dataset
-from rnnrepro.report.formatting import format_value
+from rnnrepro.metrics.formats import format_value
 from rnnrepro.studies import load_workflow_config
 
 pytestmark = pytest.mark.slow

@@ -293,7 +293,7 @@ ALL_CELLS = "all"  # ``cell: all`` in a grid: every registered cell
 def registered_cells() -> list[str]:
     """Every registered cell: the papers' in the reports' order, then any other, by name."""
     from .cells import CELLS
-    from .report.formatting import CELL_ORDER
+    from .labels import CELL_ORDER
 
     rank = {name: i for i, name in enumerate(CELL_ORDER)}
     return sorted(CELLS.names(), key=lambda name: (rank.get(name, len(rank)), name))

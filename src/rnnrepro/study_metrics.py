@@ -28,17 +28,31 @@ import difflib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from .config_check import ConfigError
-
-if TYPE_CHECKING:
-    from .studies import Study
 
 #: Where the published numbers live, relative to the project root (config/studies/ is two below it).
 PUBLISHED = Path("reports") / "published"
 #: Metrics of a run listed in full in an error message; beyond that, a count.
 SHOWN = 40
+
+
+class PlannedStudy(Protocol):
+    """What :func:`check_metrics` reads of an expanded study (a :class:`rnnrepro.studies.Study`,
+    which imports this module: the annotation names no class of it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def runs(self) -> Mapping[str, Mapping[str, Any]]: ...
+
+    @property
+    def artifacts(self) -> Mapping[str, Any]: ...
+
+
+S = TypeVar("S", bound=PlannedStudy)
 
 
 # -- what a training run emits ----------------------------------------------------------------
@@ -148,7 +162,7 @@ def listed(names: set[str]) -> str:
     return ", ".join(ordered) or "(none)"
 
 
-def check_metrics(study: Study, source: Path | str, published: Path | None = None) -> Study:
+def check_metrics(study: S, source: Path | str, published: Path | None = None) -> S:
     """Raise :class:`ConfigError` for every metric a claim or ``show`` of an artifact of ``study``
     (an expanded :class:`rnnrepro.studies.Study`) names that the artifact will not have; return
     the study. ``source`` is the study's file, by which the published CSVs are found (or give

@@ -24,7 +24,16 @@ SCALE = config["scale"]
 LAYOUT = Layout(config["results"], SCALE)
 OUT = LAYOUT.root
 RUNS = runs_of(STUDIES)
-REPORT_CODE = sorted(str(p) for p in Path(workflow.basedir, "src", "rnnrepro", "report").rglob("*.py"))
+SOURCE = Path(workflow.basedir, "src", "rnnrepro")
+# The code that judges the claims (rule summarise): the claims package and the modules below it that
+# it imports. The report's code (its figures, tables and notebooks' helpers) is apart, so that editing
+# a plot renders the reports again without judging every claim again.
+CLAIMS_CODE = sorted([*(str(p) for p in (SOURCE / "claims").rglob("*.py")),
+                      *(str(SOURCE / name) for name in ("labels.py", "tables.py", "metrics/formats.py",
+                                                        "metrics/directions.py", "metrics/items.py", "studies.py",
+                                                        "study_metrics.py", "config_check.py", "registry.py",
+                                                        "atomic.py", "tasks/reversal.py"))])
+REPORT_CODE = sorted(str(p) for p in (SOURCE / "report").rglob("*.py"))
 
 
 wildcard_constraints:
@@ -140,19 +149,22 @@ def plan_digest(wildcards):
 def study_inputs(wildcards):
     """The files a study's summary and report read, by name: its plan, tables, the runs' test
     items, published numbers and one analysis_<artifact> per analysis
-    (rnnrepro.report.study.StudyInputs)."""
+    (rnnrepro.claims.study.StudyInputs)."""
     study = wildcards.study
+    paper_cost = Layout(config["results"], "paper").cost
     return {"plan": LAYOUT.plan(study), "table": LAYOUT.table(study, "runs"),
             "curves": LAYOUT.table(study, "curves"), "provenance": LAYOUT.table(study, "provenance"),
             "test_items": LAYOUT.items(study),
             "published": published_values(wildcards),
+            # the paper scale's cost plan, when measured: what the seeds that decide a claim cost there
+            **({"paper_cost": paper_cost} if Path(paper_cost).exists() else {}),
             **{f"analysis_{artifact}": LAYOUT.analysis(study, artifact) for artifact in STUDIES[study].analyses}}
 
 
 def report_inputs(wildcards):
     """What the report reads: the study's inputs and the verdicts its summary judged (not the
     test items: only the summary judges, so the report neither reads nor waits for them)."""
-    inputs = {name: path for name, path in study_inputs(wildcards).items() if name != "test_items"}
+    inputs = {name: path for name, path in study_inputs(wildcards).items() if name not in ("test_items", "paper_cost")}
     return {**inputs, "verdicts": LAYOUT.verdicts(wildcards.study, "csv")}
 
 

@@ -20,7 +20,7 @@ rule plan:
 rule summarise:
     input:
         unpack(study_inputs),
-        code=REPORT_CODE,
+        code=CLAIMS_CODE,
     output:
         claims=LAYOUT.verdicts("{study}", "csv"),
         metrics=LAYOUT.verdicts("{study}", "json"),
@@ -51,7 +51,7 @@ rule report:
     input:
         unpack(report_inputs),
         notebook="reports/{study}.ipynb",
-        code=REPORT_CODE,
+        code=REPORT_CODE + CLAIMS_CODE,
     output:
         html=report(LAYOUT.report("{study}"), caption="../report/study.rst", category="Study reports",
                     labels={"study": "{study}"}),

@@ -4,8 +4,8 @@ import sys
 sys.path.insert(0, snakemake.scriptdir)
 from _log import to_log_file  # noqa: E402
 
-from rnnrepro.report.study import StudyInputs  # noqa: E402
-from rnnrepro.report.summary import write_study_summary  # noqa: E402
+from rnnrepro.claims.study import StudyInputs  # noqa: E402
+from rnnrepro.claims.summarise import write_study_summary  # noqa: E402
 
 to_log_file(snakemake.log[0])
 write_study_summary(StudyInputs.from_mapping(dict(snakemake.input.items())), snakemake.output.claims,

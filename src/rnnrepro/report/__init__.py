@@ -1,13 +1,16 @@
-"""The reports: one notebook per study, rendered by papermill and nbconvert.
+"""The reports: one notebook per study, rendered by papermill and nbconvert. They only show:
+the claims are judged once by :mod:`rnnrepro.claims` (the workflow's ``summarise`` rule), whose
+verdicts a report reads back.
 
 - :mod:`.study`: ``setup()`` and :class:`StudyReport`, what every notebook does (sections with
-  ours beside published, verdicts, provenance, choices), read from the study's YAML;
-- :mod:`.verdicts`: the claim checks (compare, best, threshold, trend, within, python);
-- :mod:`.frames`: long-form tables, summaries over seeds, the join with published numbers;
-- :mod:`.formatting`: how each metric is shown;
+  ours beside published, verdicts, provenance, choices) on the study's data
+  (:class:`rnnrepro.claims.study.StudyData`);
+- :mod:`.frames`: ours beside the published numbers, a metric as a grid (the tables themselves:
+  :mod:`rnnrepro.tables`; how each metric is shown: :mod:`rnnrepro.metrics.formats`);
 - :mod:`.plots`: bars, training curves, heat maps;
+- :mod:`.summary`: the index page over every study;
 - :mod:`.render`: papermill + nbconvert (``python -m rnnrepro.report --help``);
-- :mod:`.papers`: the few figures and checks that only one paper needs.
+- :mod:`.papers`: the few figures that only one paper needs.
 """
 from .render import render_report
 from .study import StudyReport, setup

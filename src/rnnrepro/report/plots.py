@@ -5,7 +5,8 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from .formatting import CELL_ORDER, MODEL_ORDER, metric_format, natural_key, ordered
+from ..labels import CELL_ORDER, MODEL_ORDER, natural_key, ordered
+from ..metrics.formats import metric_format
 
 
 def metric_bars(ours: pd.DataFrame, published: pd.DataFrame, metric: str, x: str = "model", hue: str = "cell"):

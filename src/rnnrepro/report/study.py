@@ -3,71 +3,26 @@
 A report notebook is its parameters cell (``study`` and ``inputs``), ``report = setup(study,
 inputs)`` and one ``report.section(artifact)`` per table or figure; paper-specific figures come
 from :mod:`rnnrepro.report.papers`. Everything a section shows comes from the files the workflow
-declares as the report's inputs (:class:`StudyInputs`): the study's plan (titles, claims with
-their checks, choices, the runs of every artifact and their labels), the aggregated tables of
-our runs, the analyses, the published CSVs and the verdicts the summary judged once. Nothing is
-read that is not declared, no path is rebuilt, and a missing input is an error naming its file.
+declares as the report's inputs (:class:`~rnnrepro.claims.study.StudyInputs`), read as the
+study's data (:class:`~rnnrepro.claims.study.StudyData`): the study's plan, the aggregated
+tables of our runs, the analyses, the published CSVs and the verdicts the summary judged once.
+:class:`StudyReport` adds only the display: sections with ours beside published, the verdicts,
+provenance, cost and choices.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
-from ..metrics.items import SplitItems, load_study_items
-from ..studies import Study, study_from_plan
+from .. import tables
+from ..claims.study import StudyData
+from ..claims.verdict import ClaimResult, Verdict
+from ..labels import natural_key
 from . import frames
-from .verdicts import ClaimResult, Verdict, judge_claim
 
 MAX_DETAILS = 14  # verdict details shown per verdict before "… and N more"
-ANALYSIS_INPUT = "analysis_"  # prefix of the workflow's input name of an artifact's analysis table
-
-
-@dataclass(frozen=True)
-class StudyInputs:
-    """The files a study's summary or report reads, as the workflow declares them."""
-
-    plan: str
-    table: str
-    curves: str
-    provenance: str
-    published: tuple[str, ...] = ()
-    analyses: Mapping[str, str] = field(default_factory=dict)  # artifact -> its analysis table
-    verdicts: str | None = None  # the summary's verdicts (the report reads them; the summary writes them)
-    test_items: str | None = None  # the runs' test items (the summary's paired bootstrap)
-
-    @classmethod
-    def from_mapping(cls, named: Mapping[str, object]) -> "StudyInputs":
-        """From the workflow's named inputs (``snakemake.input``, or the report's ``inputs``
-        parameter): plan, table, curves, provenance, published (a list), verdicts, test_items, and one
-        ``analysis_<artifact>`` per analysis."""
-        def one(value):
-            return str(value[0]) if isinstance(value, (list, tuple)) else str(value)
-
-        published = named.get("published") or ()
-        return cls(plan=one(named["plan"]), table=one(named["table"]), curves=one(named["curves"]),
-                   provenance=one(named["provenance"]),
-                   published=tuple(str(p) for p in ([published] if isinstance(published, str) else published)),
-                   analyses={key[len(ANALYSIS_INPUT):]: one(value) for key, value in named.items()
-                             if key.startswith(ANALYSIS_INPUT)},
-                   verdicts=one(named["verdicts"]) if named.get("verdicts") else None,
-                   test_items=one(named["test_items"]) if named.get("test_items") else None)
-
-    def as_parameters(self) -> dict[str, object]:
-        """The same mapping as plain data (the report notebook's ``inputs`` parameter)."""
-        named = {"plan": self.plan, "table": self.table, "curves": self.curves, "provenance": self.provenance,
-                 "published": list(self.published),
-                 **{f"{ANALYSIS_INPUT}{artifact}": path for artifact, path in self.analyses.items()}}
-        optional = {"verdicts": self.verdicts, "test_items": self.test_items}
-        return {**named, **{name: path for name, path in optional.items() if path}}
-
-
-def read_plan(path: str | Path) -> Study:
-    """The study as the workflow planned it (``plans/<study>.json``)."""
-    return study_from_plan(json.loads(frames.existing(path).read_text(encoding="utf-8")))
 
 
 def display_markdown(text: str) -> None:
@@ -91,77 +46,17 @@ def shorten(details: Sequence[str]) -> str:
 
 
 @dataclass
-class StudyReport:
-    """The data of one study's report and the sections built from it."""
+class StudyReport(StudyData):
+    """One study's report: its data (:class:`~rnnrepro.claims.study.StudyData`) and the sections
+    shown from it."""
 
-    study: Study
-    inputs: StudyInputs
-    runs: pd.DataFrame
-    curves: pd.DataFrame
-    provenance: pd.DataFrame
-    published_rows: pd.DataFrame
-    verdicts: pd.DataFrame | None = None  # the summary's verdicts, one row per claim
-    items: Mapping[str, SplitItems] = field(default_factory=dict)  # test items by run (paired bootstrap)
     claims: list[ClaimResult] = field(default_factory=list)  # verdicts shown so far
     shown: list[str] = field(default_factory=list)  # artifacts whose section was shown
 
-    @classmethod
-    def load(cls, inputs: StudyInputs | Mapping[str, object]) -> "StudyReport":
-        """Read every declared input; a missing file is an error naming it."""
-        inputs = inputs if isinstance(inputs, StudyInputs) else StudyInputs.from_mapping(inputs)
-        study = read_plan(inputs.plan)
-        missing = sorted(set(study.analyses) - set(inputs.analyses))
-        if missing:
-            raise ValueError(f"the analyses of {', '.join(missing)} are not among the inputs of study {study.name}")
-        verdicts = None
-        if inputs.verdicts:
-            verdicts = pd.read_csv(frames.existing(inputs.verdicts), keep_default_na=False)
-        return cls(study=study, inputs=inputs, runs=frames.load_table(inputs.table),
-                   curves=frames.load_table(inputs.curves),
-                   provenance=frames.load_table(inputs.provenance, columns=("run",)),
-                   published_rows=frames.load_published(inputs.published, study.name), verdicts=verdicts,
-                   items=load_study_items(frames.existing(inputs.test_items)) if inputs.test_items else {})
-
-    # -- data ----------------------------------------------------------------------------------
-    @property
-    def scale(self) -> str:
-        return self.study.scale
-
-    def rows(self, artifact: str, metrics: Sequence[str] | None = None) -> pd.DataFrame:
-        """Our run rows of ``artifact`` (one per seed and metric)."""
-        return frames.rows_of(self.runs, artifact, metrics)
-
-    def curve_rows(self, artifact: str, metric: str | None = None) -> pd.DataFrame:
-        rows = frames.rows_of(self.curves, artifact)
-        return rows[rows["metric"] == metric] if metric and len(rows) else rows
-
-    def analysis(self, artifact: str) -> pd.DataFrame:
-        """The analysis table of ``artifact``."""
-        return frames.load_table(self.inputs.analyses[artifact], columns=("metric", "value"))
-
-    def ours(self, artifact: str) -> pd.DataFrame:
-        """Our summary of ``artifact``: mean ± std over seeds, or its analysis table."""
-        if self.study.artifacts[artifact].analysis is not None:
-            table = self.analysis(artifact)
-            if {"metric", "value"} <= set(table.columns) and len(table):
-                table = table.assign(value=pd.to_numeric(table["value"], errors="coerce"))
-                labels = frames.label_columns(table)
-                # an analysis computes its values once: exact (n = inf), unless its table gives a spread
-                return table[[*labels, "metric"]].assign(
-                    mean=table["value"], std=pd.to_numeric(table["std"]) if "std" in table else 0.0,
-                    n=pd.to_numeric(table["n"]) if "n" in table else float("inf"))
-            return pd.DataFrame(columns=["metric", "mean", "std", "n"])
-        rows = self.rows(artifact)
-        repeats = [label for label in self.study.artifacts[artifact].spec.get("repeats") or [] if label in rows]
-        return frames.summarise(rows.drop(columns=repeats))  # repeats are averaged like seeds
-
-    def published(self, artifact: str) -> pd.DataFrame:
-        """The published summary of ``artifact``."""
-        return frames.published_summary(self.published_rows, artifact)
-
+    # -- where the numbers come from, and the summary's verdicts -------------------------------
     def sources(self, artifact: str) -> str:
         """Where the published numbers of ``artifact`` come from: "Turek et al., Tables 2, 3, 4"."""
-        rows = frames.rows_of(self.published_rows, artifact)
+        rows = tables.rows_of(self.published_rows, artifact)
         places: dict[str, list[str]] = {}
         for source in sorted(rows["source"].dropna().unique()) if len(rows) else []:
             author, _, place = source.partition(", ")
@@ -169,17 +64,6 @@ class StudyReport:
             if place not in places.setdefault(author, []):
                 places[author].append(place)
         return "; ".join(f"{author}, {', '.join(found)}" if found != [""] else author for author, found in places.items())
-
-    def judge(self, artifact: str) -> list[ClaimResult]:
-        """Every claim of ``artifact`` judged on the published numbers and on ours (the summary
-        does this once per claim; the report reads its verdicts). Rows of the user's own cells
-        (config extra_cells) are left out: a claim is about the paper's cells."""
-        ours, published = self.ours(artifact), self.published(artifact)
-        if self.study.extra_cells and "cell" in ours:
-            ours = ours[~ours["cell"].isin(self.study.extra_cells)]
-        pub_rows = frames.rows_of(self.published_rows, artifact)
-        return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale, self.items)
-                for claim in self.study.artifacts[artifact].claims]
 
     def judged(self, artifact: str) -> list[ClaimResult]:
         """The summary's verdicts of ``artifact``'s claims, in the study's order."""
@@ -199,7 +83,7 @@ class StudyReport:
             if self.study.artifacts[artifact].analysis is not None:
                 return "" if len(self.analysis(artifact)) else "Ours: not computed yet."
             return f"Ours: no runs of **{artifact}** at scale `{self.scale}` yet."
-        seeds = sorted(rows["seed"].unique(), key=frames.natural_key) if "seed" in rows else []
+        seeds = sorted(rows["seed"].unique(), key=natural_key) if "seed" in rows else []
         runs = rows["run"].nunique()
         return (f"Ours: {runs} run{'s' * (runs != 1)} (seed{'s' * (len(seeds) != 1)} {', '.join(map(str, seeds))}) "
                 f"at scale `{self.scale}`.")
@@ -225,11 +109,15 @@ class StudyReport:
         if made.empty or "device" not in made:
             return "**Provenance:** no finished runs yet."
         parts = []
-        for column, name in (("device", "device"), ("torch", "torch"), ("threads", "threads"),
-                             ("RNNREPRO_SCRIPT", "RNNREPRO_SCRIPT"), ("RNNREPRO_PACKED", "RNNREPRO_PACKED"),
-                             ("RNNREPRO_FUSED", "RNNREPRO_FUSED")):
+        for column, name, empty in (("device", "device", "unset"), ("torch", "torch", "unset"),
+                                    ("threads", "threads", "unset"), ("RNNREPRO_SCRIPT", "RNNREPRO_SCRIPT", "unset"),
+                                    ("RNNREPRO_PACKED", "RNNREPRO_PACKED", "unset"),
+                                    ("RNNREPRO_FUSED", "RNNREPRO_FUSED", "unset"),
+                                    ("RNNREPRO_DETERMINISTIC", "RNNREPRO_DETERMINISTIC", "unset"),
+                                    ("deterministic", "deterministic kernels", "unknown"),
+                                    ("nondeterministic_ops", "ops without a deterministic kernel", "none")):
             if column in made:
-                values = sorted({v or "unset" for v in made[column]}, key=frames.natural_key)
+                values = sorted({str(v) if str(v) not in ("", "nan") else empty for v in made[column]}, key=natural_key)
                 parts.append(f"{name} {', '.join(values)}")
         seconds = pd.to_numeric(made.get("wall_seconds"), errors="coerce").sum()
         text = (f"**Provenance** ({len(made)} runs): {'; '.join(parts)}; training wall time "
@@ -305,7 +193,7 @@ class StudyReport:
         """Ours beside published, for display."""
         show = self.study.artifacts[artifact].spec.get("show") or {}
         ours, published = self.ours(artifact), self.published(artifact)
-        metrics = show.get("metrics") or frames.shown_metrics(ours, published)
+        metrics = show.get("metrics") or tables.shown_metrics(ours, published)
         ours = ours[ours["metric"].isin(metrics)] if len(ours) else ours
         published = published[published["metric"].isin(metrics)] if len(published) else published
         if ours.empty and published.empty:

@@ -15,8 +15,8 @@ cannot. The state is whatever the model returns (a tensor, or tuples and lists o
 Direction of the dev metric. Early stopping and model selection need to know whether a
 larger dev metric is better: :meth:`Task.dev_goal_of` gives ``"max"`` or ``"min"``, from the
 task's ``dev_goal`` when it sets one (next to its ``dev_metric``), else from the metric's
-name (:data:`METRIC_GOALS`: accuracy, BLEU, UAS, LAS higher is better; MSE, NLL,
-perplexity, loss lower).
+name (:data:`~rnnrepro.metrics.directions.METRIC_GOALS`: accuracy, BLEU, UAS, LAS, F1, EM higher
+is better; MSE, NLL, perplexity, loss, error lower).
 
 Declared metrics. :meth:`Task.emitted_metrics` names every metric ``evaluate`` writes for the
 dev and test splits of a task built with given parameters (``<split>_<name>`` for each name of
@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Iterator, Literal, Union
 import torch
 from torch import Tensor, nn
 
+from ..metrics.directions import METRIC_GOALS, metric_goal  # noqa: F401  (METRIC_GOALS: importable from here too)
 from ..metrics.items import Formula, ItemRecorder, ratio
 
 IGNORE_INDEX = -100  # target value of padding positions in token-level tasks
@@ -99,21 +100,6 @@ ModelOutput = Union[Tensor, Predictions]
 def main_output(output: ModelOutput) -> Tensor:
     """The prediction that metrics are computed from."""
     return output.main if isinstance(output, Predictions) else output
-
-
-#: Whether a larger (``"max"``) or a smaller (``"min"``) value of a metric is better, by the
-#: last ``_``-separated part of its name (``dev_perplexity`` -> ``perplexity``).
-METRIC_GOALS: dict[str, Literal["min", "max"]] = {
-    "accuracy": "max", "bleu": "max", "uas": "max", "las": "max", "f1": "max",
-    "mse": "min", "nll": "min", "perplexity": "min", "loss": "min", "error": "min",
-}
-
-def metric_goal(name: str) -> Literal["min", "max"]:
-    """Which way metric ``name`` improves, read from its last word (``dev_loss``: "min")."""
-    kind = name.rsplit("_", 1)[-1]
-    if kind not in METRIC_GOALS:
-        raise ValueError(f"no direction known for the metric {name!r} (known kinds: {', '.join(sorted(METRIC_GOALS))})")
-    return METRIC_GOALS[kind]
 
 
 #: A model's recurrent state carried from one batch to the next: a tensor, or tuples and

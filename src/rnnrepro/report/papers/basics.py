@@ -1,4 +1,4 @@
-"""The RNN tutorial's report (Bilici; ``reports/basics.ipynb``): its figures and the checks that need code.
+"""The RNN tutorial's report (Bilici; ``reports/basics.ipynb``): its figures.
 
 Figures: the gradient norm against the distance with eq. 68's bound (``vanishing``), loss and
 gradient norm per step with and without clipping (``clipping``), the listings' shapes
@@ -6,26 +6,20 @@ gradient norm per step with and without clipping (``clipping``), the listings' s
 sampled sentences (``lm``), accuracy on aⁿbⁿ against n (``counting``). The tutorial publishes no
 numbers, so every figure and table is ours.
 
-Checks: :class:`ShrinksExponentially` (Sec. 10: the SRN's gradient norm falls exponentially where
-max |λ_i| ≤ 1) and :class:`LessLikelyToSpike` (Sec. 10.1: with clipping, a smaller fraction of runs
-leaves the region of steepest descent: spikes or diverges).
+The claims that need code (the SRN's gradient norm falls exponentially; with clipping fewer runs
+spike) are :mod:`rnnrepro.claims.papers.basics`.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-
 import pandas as pd
 
-from ..formatting import CELL_ORDER, natural_key, ordered
+from ...claims.papers.basics import STATES
+from ...labels import CELL_ORDER, natural_key, ordered
 from ..study import StudyReport, display_markdown, display_table
-from ..verdicts import Check, Spread, Verdict, decide, select, spread_of, verdict_of
 
 CELL_NAMES = {"srn": "SRN", "lstm": "LSTM", "gru": "GRU"}
 CELL_COLOURS = {"srn": "tab:red", "lstm": "tab:blue", "gru": "tab:green"}
-STATES = ("init", "trained")
-
-
 def cell_name(cell: str) -> str:
     return CELL_NAMES.get(cell, cell)
 
@@ -111,152 +105,6 @@ def vanishing(report: StudyReport) -> None:
         display_markdown(f"After training, the norm shrinks by a factor {10 ** trained['srn']:.2f} per step for the "
                          "SRN; " + (f"more slowly for {', '.join(slower)}." if slower
                                     else "no gated cell shrinks more slowly."))
-
-
-class ShrinksExponentially(Check):
-    """Where the SRN's W_h has spectral radius ≤ ``max_radius`` (the tutorial's condition
-    max λ_i ≤ 1), its log10 gradient norm falls linearly in the distance: slope < 0 and R² of
-    the straight line ≥ ``min_r2``; an SRN outside the condition is listed, not judged.
-
-    The sentence is about every network that meets the condition, not about a mean over seeds:
-    each state is judged on its worst run (largest slope, smallest R², largest radius where the
-    summary gives them, else the mean) as measured, like a threshold on the ``max`` over seeds."""
-
-    kind = ""
-
-    def __init__(self, spec):
-        metrics = [f"{m}_{s}" for m in ("log10_slope", "fit_r2", "spectral_radius") for s in STATES]
-        super().__init__({"metric": metrics, **spec})
-        self.min_r2 = float(spec.get("min_r2", 0.95))
-        self.max_radius = float(spec.get("max_radius", 1.0))
-
-    WORST = {"log10_slope": "max", "fit_r2": "min", "spectral_radius": "max"}
-
-    def values(self, frame: pd.DataFrame) -> Iterator[tuple[str, dict[str, float]]]:
-        """(state, {slope, r2, radius}) of the SRN's worst run in each state."""
-        if frame.empty or "cell" not in frame:
-            return
-        rows = frame[(frame["cell"] == "srn") & frame["metric"].isin(self.metrics)]
-        for state in STATES:
-            picked = {}
-            for m, worst in self.WORST.items():
-                mine = rows[rows["metric"] == f"{m}_{state}"]
-                column = worst if worst in mine and mine[worst].notna().all() else "mean"
-                picked[m] = mine[column].dropna()
-            if all(len(v) for v in picked.values()):
-                yield state, {m: float(v.iloc[0]) for m, v in picked.items()}
-
-    def judge(self, frame, context):
-        results, outside = [], []
-        exact = Spread(0.0, 1.0)  # one network's own curve, measured: no seed noise to weigh
-        for state, v in self.values(frame):
-            text = (f"SRN {state}: max |λ| = {v['spectral_radius']:.2f}, slope {v['log10_slope']:.3f} per step "
-                    f"(×{10 ** v['log10_slope']:.2f}), R² {v['fit_r2']:.4f}")
-            if v["spectral_radius"] > self.max_radius:
-                outside.append(f"{text}: outside the condition, not judged")
-                continue
-            ok = decide(-v["log10_slope"], exact, context) and decide(v["fit_r2"] - self.min_r2, exact, context,
-                                                                      strict=False)
-            results.append((ok, f"{text}: {'exponential decay' if ok else 'not an exponential decay'}"))
-        verdict = verdict_of(results, False, f"no SRN with max |λ| ≤ {self.max_radius:g}")
-        verdict.details += outside
-        return verdict
-
-    def set_srn(self, frame: pd.DataFrame, slope: float) -> pd.DataFrame:
-        frame = frame.copy()
-        srn = frame["cell"] == "srn" if "cell" in frame else pd.Series(False, index=frame.index)
-        for state in STATES:
-            for metric, value in (("log10_slope", slope), ("fit_r2", 0.999), ("spectral_radius", 0.5)):
-                frame.loc[srn & (frame["metric"] == f"{metric}_{state}"), "mean"] = value
-        return frame
-
-    def example(self, frame, context):
-        return self.set_srn(frame, -0.2)
-
-    def counterexample(self, frame, context):
-        return self.set_srn(frame, 0.05)  # a norm that grows with the distance
-
-
-class LessLikelyToSpike(Check):
-    """With clipping a smaller fraction of runs leaves the region of steepest descent than
-    without: a run leaves it when ``metric`` (its largest rise of the smoothed training loss,
-    infinite for a divergence) exceeds ``above``. The fraction of each grid is read from the
-    summary over seeds: exactly when every run is on one side (min above, or max at most, the
-    bound; or no spread), else only bounded (1 to n − 1 of n runs). On ours the difference of
-    the two fractions is weighed by Welch's t over the runs' 0/1 indicators (spread_of), taking
-    the bounds least favourable to the verdict it would give."""
-
-    kind = ""
-
-    def __init__(self, spec):
-        super().__init__({"metric": spec.get("metric", "rise_in_loss"), **spec})
-        self.bound = float(spec.get("above", 1.0))
-        self.better = spec.get("better", {"grid": "clipped"})
-        self.than = spec.get("than", {"grid": "unclipped"})
-
-    def counts(self, rows: pd.DataFrame) -> tuple[int, int, int] | None:
-        """(lowest, highest) possible number of runs above the bound, and the number of runs."""
-        if rows.empty:
-            return None
-        if len(rows) > 1:  # an analysis table: one row per run, counted
-            k = int((rows["mean"] > self.bound).sum())
-            return k, k, len(rows)
-        rec = rows.iloc[0]
-        n = int(rec["n"]) if "n" in rec and pd.notna(rec["n"]) and math.isfinite(rec["n"]) else 1  # inf: exact
-        low = rec["min"] if "min" in rec and pd.notna(rec.get("min")) else None
-        high = rec["max"] if "max" in rec and pd.notna(rec.get("max")) else None
-        if low is None or high is None:
-            if n == 1 or ("std" in rec and rec["std"] == 0):
-                low = high = rec["mean"]
-            else:
-                return None
-        if low > self.bound:
-            return n, n, n
-        if high <= self.bound:
-            return 0, 0, n
-        return 1, max(1, n - 1), n
-
-    @staticmethod
-    def indicator(k: int, n: int) -> dict[str, float]:
-        """The summary row of n runs' 0/1 indicators, k of them 1."""
-        p = k / n
-        return {"mean": p, "std": math.sqrt(p * (1 - p) * n / (n - 1)) if n > 1 else math.nan, "n": n}
-
-    def judge(self, frame, context):
-        metric = self.metrics[0]
-        rows = self.rows(frame, metric)
-        mine, theirs = self.counts(select(rows, self.better)), self.counts(select(rows, self.than))
-        if mine is None or theirs is None:
-            return Verdict(None, [f"no {metric} of both grids (or no count of runs above {self.bound:g})"])
-        (c_low, c_high, c_n), (u_low, u_high, u_n) = mine, theirs
-        worst = decide(u_low / u_n - c_high / c_n,
-                       spread_of(self.indicator(u_low, u_n), self.indicator(c_high, c_n)), context)
-        best = decide(u_high / u_n - c_low / c_n,
-                      spread_of(self.indicator(u_high, u_n), self.indicator(c_low, c_n)), context)
-        ok = True if worst is True else False if best is False else None
-
-        def said(low, high, n):
-            return f"{low} of {n}" if low == high else f"{low} to {high} of {n}"
-
-        detail = (f"runs whose 10-step mean loss rose more than {self.bound:g} nat (or diverged): with clipping "
-                  f"{said(c_low, c_high, c_n)}, without {said(u_low, u_high, u_n)}")
-        if ok is None and context.weighs_noise:
-            detail += " — the difference of the fractions is within the noise of so few runs (Welch's t, 95 %)"
-        return verdict_of([(ok, detail)], False, "no runs")
-
-    def set_grids(self, frame, clipped: float, unclipped: float):
-        frame = frame.copy()
-        for selector, value in ((self.better, clipped), (self.than, unclipped)):
-            index = self.picked(frame, self.metrics[0], selector)
-            frame.loc[index, ["mean", "min", "max"]] = value
-            frame.loc[index, "std"] = 0.0
-        return frame
-
-    def example(self, frame, context):
-        return self.set_grids(frame, 0.1, math.inf)  # no clipped run spikes, every unclipped one diverges
-
-    def counterexample(self, frame, context):
-        return self.set_grids(frame, 3.0, 3.0)  # every run spikes, clipped or not
 
 
 # -- clipping (Sec. 10.1) -------------------------------------------------------------------------------

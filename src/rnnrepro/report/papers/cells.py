@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ...tasks.reversal import analytic_bound
-from ..formatting import CELL_ORDER, format_mean_std, format_value, higher_is_better, metric_format, ordered
+from ...labels import CELL_ORDER, ordered
+from ...metrics.directions import higher_is_better
+from ...metrics.formats import format_mean_std, format_value, metric_format
 from ..study import StudyReport, display_markdown, display_table
 
 #: How each task is named in the table and the figure (other artifacts: their own name).

@@ -1,0 +1,52 @@
+"""The papers' claims, judged on a summary (ours, or the published numbers).
+
+A study's YAML quotes each *claim* and says how to *check* it (``claims:`` of an artifact)::
+
+    claims:
+      - quote: "For the simple POS tagging task, ELSTM also shows equal or better performance ..."
+        where: Sec. 5.2
+        check: {kind: compare, metric: test_accuracy, better: {cell: elstm}, than: {cell: [lstm, gru]},
+                margin: 0, strict: false}
+
+A check sees a summary: label columns (text), ``metric``, ``mean`` (and ``std``, ``n``). Kinds
+(:mod:`.kinds`):
+
+- ``compare``: rows of ``better`` beat rows of ``than`` on each metric by more than ``margin``
+  (metric units; ``strict: false`` allows equality; a negative margin is a tolerance), in
+  every *unit* (the other labels that vary, e.g. each macro model) or, with ``in: most``, in
+  more than half of them; ``grows_along: T`` also asks the advantage to grow along a label.
+- ``best``: the ``best`` selection is the best of its dimension (``among`` restricts the
+  competitors) in every unit.
+- ``threshold``: every row is ``below`` (or ``above``) a number, or a published constant
+  (``below: "published:baseline_mse"``, or ``{published: params, where: {model: convseq2seq}}``).
+- ``trend``: values rise (``direction: increasing``) or fall along a label in every unit, each
+  step by more than ``margin`` (default 0; negative: a step back that small is no break).
+- ``within``: ``a`` and ``b`` differ by at most ``tolerance`` (a number, or
+  ``{std_of: selector, times: k}``: k times that selection's standard deviation over seeds).
+- ``python``: a :class:`Check` subclass of :mod:`rnnrepro.claims.papers` (one module per study),
+  registered as ``<study>:<Class>``, for the rare claim that needs code.
+
+``where`` restricts the rows, ``per`` names the unit labels when the default is not right,
+``higher_is_better`` overrides the metric's direction, ``statistic`` judges the ``min`` or
+``max`` over seeds instead of their mean (e.g. "can a cell fit the data": its best restart). A claim with no data to compare is
+"cannot be judged", never "holds".
+
+A *verdict* (:mod:`.verdict`) is a check's outcome on one set of numbers: on the published
+numbers as printed, on ours only beyond the noise of our runs (:mod:`.noise`); :func:`judge_claim`
+gives both. The workflow's ``summarise`` rule judges every claim of a study once
+(:mod:`.summarise`, on the study's data: :mod:`.study`); the report only shows the verdicts.
+
+Every check can build data on which it must hold (:meth:`Check.example`) and data on which it
+must fail (:meth:`Check.counterexample`) from a frame of labels; the test suite feeds both to
+every claim of every study, so a check that cannot fail does not pass the tests.
+"""
+from ..registry import import_all
+from . import papers
+from .judge import judge_claim
+from .kinds import Check, build_check
+from .noise import Context
+from .verdict import INCONCLUSIVE, STATUS, ClaimResult, Verdict
+
+import_all(papers.__name__, papers.__path__)  # every module of claims/papers registers its checks
+
+__all__ = ["Check", "ClaimResult", "Context", "INCONCLUSIVE", "STATUS", "Verdict", "build_check", "judge_claim"]

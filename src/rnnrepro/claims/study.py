@@ -1,0 +1,187 @@
+"""One study's data, as the workflow declares it: what judging its claims reads.
+
+The files a study's summary or report reads (:class:`StudyInputs`): the study's plan (titles,
+claims with their checks, choices, the runs of every artifact and their labels), the aggregated
+tables of our runs, the analyses, the published CSVs, the runs' test items (for the summary's
+paired bootstrap) and the verdicts the summary wrote (for the report). :class:`StudyData`
+loads them and gives each artifact's rows and summaries, ours and published, and its claims
+judged (:meth:`StudyData.judge`). Nothing is read that is not declared, no path is rebuilt,
+and a missing input is an error naming its file. The report
+(:class:`rnnrepro.report.study.StudyReport`) adds the display.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import pandas as pd
+
+from .. import tables
+from ..labels import label_columns
+from ..metrics.items import SplitItems, load_study_items
+from ..studies import Study, study_from_plan
+from .judge import judge_claim
+from .verdict import ClaimResult
+
+ANALYSIS_INPUT = "analysis_"  # prefix of the workflow's input name of an artifact's analysis table
+D = TypeVar("D", bound="StudyData")
+
+
+@dataclass(frozen=True)
+class StudyInputs:
+    """The files a study's summary or report reads, as the workflow declares them."""
+
+    plan: str
+    table: str
+    curves: str
+    provenance: str
+    published: tuple[str, ...] = ()
+    analyses: Mapping[str, str] = field(default_factory=dict)  # artifact -> its analysis table
+    verdicts: str | None = None  # the summary's verdicts (the report reads them; the summary writes them)
+    test_items: str | None = None  # the runs' test items (the summary's paired bootstrap)
+    paper_cost: str | None = None  # the paper scale's cost plan, when measured (what deciding costs there)
+
+    @classmethod
+    def from_mapping(cls, named: Mapping[str, object]) -> "StudyInputs":
+        """From the workflow's named inputs (``snakemake.input``, or the report's ``inputs``
+        parameter): plan, table, curves, provenance, published (a list), verdicts, test_items, and one
+        ``analysis_<artifact>`` per analysis."""
+        def one(value):
+            return str(value[0]) if isinstance(value, (list, tuple)) else str(value)
+
+        published = named.get("published") or ()
+        return cls(plan=one(named["plan"]), table=one(named["table"]), curves=one(named["curves"]),
+                   provenance=one(named["provenance"]),
+                   published=tuple(str(p) for p in ([published] if isinstance(published, str) else published)),
+                   analyses={key[len(ANALYSIS_INPUT):]: one(value) for key, value in named.items()
+                             if key.startswith(ANALYSIS_INPUT)},
+                   verdicts=one(named["verdicts"]) if named.get("verdicts") else None,
+                   test_items=one(named["test_items"]) if named.get("test_items") else None,
+                   paper_cost=one(named["paper_cost"]) if named.get("paper_cost") else None)
+
+    def as_parameters(self) -> dict[str, object]:
+        """The same mapping as plain data (the report notebook's ``inputs`` parameter)."""
+        named = {"plan": self.plan, "table": self.table, "curves": self.curves, "provenance": self.provenance,
+                 "published": list(self.published),
+                 **{f"{ANALYSIS_INPUT}{artifact}": path for artifact, path in self.analyses.items()}}
+        optional = {"verdicts": self.verdicts, "test_items": self.test_items, "paper_cost": self.paper_cost}
+        return {**named, **{name: path for name, path in optional.items() if path}}
+
+
+def read_plan(path: str | Path) -> Study:
+    """The study as the workflow planned it (``plans/<study>.json``)."""
+    return study_from_plan(json.loads(tables.existing(path).read_text(encoding="utf-8")))
+
+
+@dataclass
+class StudyData:
+    """The data of one study: its plan, our runs and curves, their provenance, the published
+    rows, the summary's verdicts (the report's input) and our runs' test items (the summary's);
+    per artifact its rows, its summaries and its claims judged."""
+
+    study: Study
+    inputs: StudyInputs
+    runs: pd.DataFrame
+    curves: pd.DataFrame
+    provenance: pd.DataFrame
+    published_rows: pd.DataFrame
+    verdicts: pd.DataFrame | None = None  # the summary's verdicts, one row per claim
+    items: Mapping[str, SplitItems] = field(default_factory=dict)  # test items by run (paired bootstrap)
+
+    @classmethod
+    def load(cls: type[D], inputs: StudyInputs | Mapping[str, object]) -> D:
+        """Read every declared input; a missing file is an error naming it."""
+        inputs = inputs if isinstance(inputs, StudyInputs) else StudyInputs.from_mapping(inputs)
+        study = read_plan(inputs.plan)
+        missing = sorted(set(study.analyses) - set(inputs.analyses))
+        if missing:
+            raise ValueError(f"the analyses of {', '.join(missing)} are not among the inputs of study {study.name}")
+        verdicts = None
+        if inputs.verdicts:
+            verdicts = pd.read_csv(tables.existing(inputs.verdicts), keep_default_na=False)
+        return cls(study=study, inputs=inputs, runs=tables.load_table(inputs.table),
+                   curves=tables.load_table(inputs.curves),
+                   provenance=tables.load_table(inputs.provenance, columns=("run",)),
+                   published_rows=tables.load_published(inputs.published, study.name), verdicts=verdicts,
+                   items=load_study_items(tables.existing(inputs.test_items)) if inputs.test_items else {})
+
+    @property
+    def scale(self) -> str:
+        return self.study.scale
+
+    def rows(self, artifact: str, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+        """Our run rows of ``artifact`` (one per seed and metric)."""
+        return tables.rows_of(self.runs, artifact, metrics)
+
+    def curve_rows(self, artifact: str, metric: str | None = None) -> pd.DataFrame:
+        rows = tables.rows_of(self.curves, artifact)
+        return rows[rows["metric"] == metric] if metric and len(rows) else rows
+
+    def analysis(self, artifact: str) -> pd.DataFrame:
+        """The analysis table of ``artifact``."""
+        return tables.load_table(self.inputs.analyses[artifact], columns=("metric", "value"))
+
+    def ours(self, artifact: str) -> pd.DataFrame:
+        """Our summary of ``artifact``: mean ± std over seeds, or its analysis table.
+
+        An analysis of trained models (one that reads runs) is an estimate, summarised like runs:
+        over its ``seed`` column when it has one (mean, std, n), else each row one trained model
+        (n = 1, no spread). Only a pure computation (parameter and data counts, a numerical
+        check) is exact (n = inf), unless its table gives its own spread (``std``, ``n``)."""
+        spec = self.study.artifacts[artifact]
+        if spec.analysis is not None:
+            table = self.analysis(artifact)
+            if not ({"metric", "value"} <= set(table.columns) and len(table)):
+                return pd.DataFrame(columns=["metric", "mean", "std", "n"])
+            table = table.assign(value=pd.to_numeric(table["value"], errors="coerce"))
+            if spec.runs or spec.reads:  # an analysis of trained models
+                if "seed" in table:
+                    return tables.summarise(table.assign(run="").drop(columns=[c for c in ("std", "n") if c in table]))
+                return table[[*label_columns(table), "metric"]].assign(mean=table["value"], std=float("nan"), n=1.0)
+            return table[[*label_columns(table), "metric"]].assign(
+                mean=table["value"], std=pd.to_numeric(table["std"]) if "std" in table else 0.0,
+                n=pd.to_numeric(table["n"]) if "n" in table else float("inf"))
+        rows = self.rows(artifact)
+        repeats = [label for label in self.study.artifacts[artifact].spec.get("repeats") or [] if label in rows]
+        return tables.summarise(rows.drop(columns=repeats))  # repeats are averaged like seeds
+
+    def seed_cost(self, artifact: str) -> tuple[int, float | None, int, float | None]:
+        """What one more seed of every run of ``artifact`` costs: (seeds at this scale, hours per
+        seed here, seeds at the paper scale, hours per seed there). This scale's hours come from
+        the runs' measured wall time (provenance), the paper scale's from its cost plan
+        (``estimated_hours`` of seed 1) when it was measured; None when unknown."""
+        runs = self.study.artifacts[artifact].runs
+        seeds = sorted({str(use.labels.get("seed", "")) for use in runs})
+        first = {use.folder for use in runs if str(use.labels.get("seed", "")) == (seeds[0] if seeds else "")}
+        here = None
+        if first and "wall_seconds" in self.provenance:
+            made = self.provenance[self.provenance["run"].map(lambda run: any(run.endswith(f) for f in first))]
+            if len(made):
+                here = float(pd.to_numeric(made["wall_seconds"], errors="coerce").sum()) / 3600
+        paper, paper_seeds = None, 0
+        if self.inputs.paper_cost and Path(self.inputs.paper_cost).exists():
+            plan = pd.read_csv(self.inputs.paper_cost)
+            mine = plan[(plan["study"].astype(str).str.split(";").map(lambda s: self.study.name in s))
+                        & (plan["artifacts"].astype(str).str.split(";").map(lambda a: artifact in a))]
+            paper_seeds = mine["run"].astype(str).str.extract(r"seed~(\d+)$")[0].nunique()
+            first = mine[mine["run"].astype(str).str.endswith("seed~1")]
+            paper = float(first["estimated_hours"].sum()) if len(first) else None
+        return len(seeds), here, paper_seeds, paper
+
+    def published(self, artifact: str) -> pd.DataFrame:
+        """The published summary of ``artifact``."""
+        return tables.published_summary(self.published_rows, artifact)
+
+    def judge(self, artifact: str) -> list[ClaimResult]:
+        """Every claim of ``artifact`` judged on the published numbers and on ours (the summary
+        does this once per claim; the report reads its verdicts). Rows of the user's own cells
+        (config extra_cells) are left out: a claim is about the paper's cells."""
+        ours, published = self.ours(artifact), self.published(artifact)
+        if self.study.extra_cells and "cell" in ours:
+            ours = ours[~ours["cell"].isin(self.study.extra_cells)]
+        pub_rows = tables.rows_of(self.published_rows, artifact)
+        return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale, self.items)
+                for claim in self.study.artifacts[artifact].claims]

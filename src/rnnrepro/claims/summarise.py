@@ -1,0 +1,120 @@
+"""What the workflow's ``summarise`` rule runs, the one place a claim is judged: per study
+(:func:`write_study_summary`)
+
+* ``verdicts/<study>.csv``: one row per claim: artifact, title, where, the quote, how it is
+  checked, its verdict on the published numbers and on ours with the numbers behind each
+  (``published_details``, ``ours_details``, one per line), and why an artifact has no numbers
+  of ours (not run at this scale, shown as published only); the report and the index read it;
+* ``verdicts/<study>.json``: per artifact its headline (the first metric it shows, averaged over
+  its runs) and how many claims hold on ours and on the published numbers (:data:`BOOKKEEPING`);
+* ``plots/<study>.csv``: per run and artifact the headline metric (``series``, ``value``), and
+  ``curves/<study>.csv``: every run's dev-metric curve (``series``, ``step``, ``value``), for
+  ``dvc plots show``.
+
+The index page over every study is :mod:`rnnrepro.report.summary`.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from ..atomic import atomic_path
+from ..labels import label_columns
+from ..tables import shown_metrics
+from .study import StudyData, StudyInputs
+from .verdict import CONSISTENT, INCONCLUSIVE, PARTIAL, ClaimResult
+
+#: The counts of an artifact's entry in ``verdicts/<study>.json`` beside its headline metric.
+BOOKKEEPING = ("claims", "hold_ours", "fail_ours", "inconclusive_ours", "partial_ours", "consistent_ours",
+               "hold_published")
+
+
+def what_decides(data: StudyData, artifact: str, result: ClaimResult) -> dict[str, object]:
+    """For a claim open on ours: the seeds per arm a decision needs and what the seeds beyond
+    those run cost, in hours, at this scale and at the paper scale (empty where unknown)."""
+    needed = result.ours.seeds_to_decide
+    if needed is None:
+        return {"seeds_to_decide": "", "hours_to_decide": "", "paper_hours_to_decide": ""}
+    seeds, here, paper_seeds, paper = data.seed_cost(artifact)
+    return {"seeds_to_decide": needed,
+            "hours_to_decide": "" if here is None else round(max(0, needed - seeds) * here, 3),
+            "paper_hours_to_decide": "" if paper is None else round(max(0, needed - paper_seeds) * paper, 1)}
+
+
+def series_name(artifact: str, row: pd.Series, labels: Iterable[str]) -> str:
+    """``table7: basic lstm`` — an artifact and the labels that name one of its runs."""
+    return f"{artifact}: " + " ".join(f"{row[c]}" if c in ("model", "cell", "grid") else f"{c}={row[c]}"
+                                      for c in labels if row.get(c, "") != "")
+
+
+def why_no_numbers(data: StudyData, artifact: str) -> str:
+    spec = data.study.artifacts[artifact]
+    if spec.spec.get("published_only"):
+        return f"shown as published, not rerun: {spec.spec['published_only']}"
+    if data.ours(artifact).empty:
+        return f"not run at scale {data.scale}" if spec.runs or spec.analysis else ""
+    return ""
+
+
+def study_summary(data: StudyData) -> tuple[pd.DataFrame, dict, pd.DataFrame, pd.DataFrame]:
+    """(claims table, metrics dict, headline rows, curve rows) of one study."""
+    claims, metrics, finals, curves = [], {}, [], []
+    for name, artifact in data.study.artifacts.items():
+        results = data.judge(name)
+        reason = why_no_numbers(data, name)
+        for result in results:
+            claims.append({"study": data.study.name, "artifact": name, "title": artifact.title,
+                           "where": result.where, "quote": result.quote, "reading": result.reading,
+                           "published": result.published.status, "ours": result.ours.status,
+                           "basis": result.basis, "note": result.note,
+                           "published_details": "\n".join(result.published.details),
+                           "ours_details": "\n".join(result.ours.details),
+                           "scale": data.scale, "no_numbers": reason, **what_decides(data, name, result)})
+        if not results:
+            claims.append({"study": data.study.name, "artifact": name, "title": artifact.title, "where": "",
+                           "quote": "", "reading": "", "basis": "", "note": "", "published": "", "ours": "",
+                           "published_details": "",
+                           "ours_details": "", "scale": data.scale, "no_numbers": reason,
+                           "seeds_to_decide": "", "hours_to_decide": "", "paper_hours_to_decide": ""})
+        entry = {"claims": len(results),
+                 "hold_ours": sum(r.ours.holds is True for r in results),
+                 "fail_ours": sum(r.ours.holds is False for r in results),
+                 "inconclusive_ours": sum(r.ours.status == INCONCLUSIVE for r in results),
+                 "partial_ours": sum(r.ours.status.startswith(PARTIAL) for r in results),
+                 "consistent_ours": sum(r.ours.status == CONSISTENT for r in results),
+                 "hold_published": sum(r.published.holds is True for r in results)}
+        ours = data.ours(name)
+        shown = (artifact.spec.get("show") or {}).get("metrics") or shown_metrics(ours, data.published(name))
+        headline = next((m for m in shown if len(ours) and (ours["metric"] == m).any()), None)
+        if headline:
+            entry[headline] = float(pd.to_numeric(ours.loc[ours["metric"] == headline, "mean"]).mean())
+            rows = ours[ours["metric"] == headline]
+            labels = label_columns(rows)
+            finals += [{"artifact": name, "series": series_name(name, r, labels), "metric": headline,
+                        "value": float(r["mean"])} for _, r in rows.iterrows()]
+        metrics[name] = entry
+        curve = data.curve_rows(name)
+        if len(curve):
+            dev = [m for m in curve["metric"].unique() if m.startswith("dev_")]
+            curve = curve[curve["metric"].isin(dev[:1])]
+            labels = [c for c in label_columns(curve) if curve[c].nunique() > 1] + ["seed"]
+            curves += [{"series": series_name(name, r, labels), "step": int(r["step"]), "metric": r["metric"],
+                        "value": float(r["value"])} for _, r in curve.iterrows()]
+    return (pd.DataFrame(claims), metrics, pd.DataFrame(finals, columns=["artifact", "series", "metric", "value"]),
+            pd.DataFrame(curves, columns=["series", "step", "metric", "value"]))
+
+
+def write_study_summary(inputs: StudyInputs, claims_csv: str | Path, metrics_json: str | Path,
+                        plot_csv: str | Path, curves_csv: str | Path) -> None:
+    """Judge every claim of the study of ``inputs`` and write its verdicts, headline metrics and
+    plot tables."""
+    claims, metrics, finals, curves = study_summary(StudyData.load(inputs))
+    for frame, path in ((claims, claims_csv), (finals, plot_csv), (curves, curves_csv)):
+        with atomic_path(path) as tmp:
+            frame.to_csv(tmp, index=False)
+    with atomic_path(metrics_json) as tmp:
+        tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+
