@@ -151,7 +151,7 @@ def study_inputs(wildcards):
     items, published numbers and one analysis_<artifact> per analysis
     (rnnrepro.claims.study.StudyInputs)."""
     study = wildcards.study
-    paper_cost = Layout(config["results"], "paper").cost
+    paper_cost = Layout(config["results"], "paper").cost()
     return {"plan": LAYOUT.plan(study), "table": LAYOUT.table(study, "runs"),
             "curves": LAYOUT.table(study, "curves"), "provenance": LAYOUT.table(study, "provenance"),
             "test_items": LAYOUT.items(study),

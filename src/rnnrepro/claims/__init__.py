@@ -14,13 +14,15 @@ A check sees a summary: label columns (text), ``metric``, ``mean`` (and ``std``,
 - ``compare``: rows of ``better`` beat rows of ``than`` on each metric by more than ``margin``
   (metric units; ``strict: false`` allows equality; a negative margin is a tolerance), in
   every *unit* (the other labels that vary, e.g. each macro model) or, with ``in: most``, in
-  more than half of them; ``grows_along: T`` also asks the advantage to grow along a label.
+  more than half of them (``in: some``: in one); ``grows_along: T`` also asks the advantage to
+  grow along a label.
 - ``best``: the ``best`` selection is the best of its dimension (``among`` restricts the
   competitors) in every unit.
 - ``threshold``: every row is ``below`` (or ``above``) a number, or a published constant
   (``below: "published:baseline_mse"``, or ``{published: params, where: {model: convseq2seq}}``).
-- ``trend``: values rise (``direction: increasing``) or fall along a label in every unit, each
-  step by more than ``margin`` (default 0; negative: a step back that small is no break).
+- ``trend``: values rise (``direction: increasing``) or fall along a label in every unit: the
+  last beyond the first, and each step by more than ``margin`` (negative: no later value more
+  than that below an earlier one, so that steps back cannot add up).
 - ``within``: ``a`` and ``b`` differ by at most ``tolerance`` (a number, or
   ``{std_of: selector, times: k}``: k times that selection's standard deviation over seeds).
 - ``python``: a :class:`Check` subclass of :mod:`rnnrepro.claims.papers` (one module per study),
@@ -28,12 +30,16 @@ A check sees a summary: label columns (text), ``metric``, ``mean`` (and ``std``,
 
 ``where`` restricts the rows, ``per`` names the unit labels when the default is not right,
 ``higher_is_better`` overrides the metric's direction, ``statistic`` judges the ``min`` or
-``max`` over seeds instead of their mean (e.g. "can a cell fit the data": its best restart). A claim with no data to compare is
-"cannot be judged", never "holds".
+``max`` over seeds instead of their mean (e.g. "can a cell fit the data": its best restart),
+``noise: seeds`` keeps a claim about cells off the test-item bootstrap, ``significant: true``
+marks a sentence about statistical significance. A claim with no data to compare is "cannot be
+judged", never "holds".
 
 A *verdict* (:mod:`.verdict`) is a check's outcome on one set of numbers: on the published
-numbers as printed, on ours only beyond the noise of our runs (:mod:`.noise`); :func:`judge_claim`
-gives both. The workflow's ``summarise`` rule judges every claim of a study once
+numbers as printed; on ours a decision on the 90 % interval of each quantity against the region
+where the sentence is true (:mod:`.inference`), under the noise that matches the claim
+(:mod:`.noise`), combined over units with Holm's correction (:mod:`.combine`), with the seeds
+that would decide it when it stays open (:mod:`.power`); :func:`judge_claim` gives both. The workflow's ``summarise`` rule judges every claim of a study once
 (:mod:`.summarise`, on the study's data: :mod:`.study`); the report only shows the verdicts.
 
 Every check can build data on which it must hold (:meth:`Check.example`) and data on which it
