@@ -367,3 +367,17 @@ def test_check_trend_at_its_boundaries():
     held, _ = rates(outcome([0.8, 0.8, 0.8, 0.8]) for _ in range(draws))
     _, failed = rates(outcome([0.80, 0.85, 0.84, 0.90]) for _ in range(draws))
     assert held <= ALPHA + slack and failed <= ALPHA + slack, (held, failed)
+
+
+def test_the_rates_benchmark_prints_a_row_per_kind():
+    """``benchmarks/verdict_rates.py`` (the figures of the README's table) runs and prints a row
+    per kind of claim."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "verdict_rates.py"
+    out = subprocess.run([sys.executable, str(script), "--draws", "40"], capture_output=True, text=True,
+                         timeout=300, check=True).stdout
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "%" in line]
+    assert len(rows) == 9, out
