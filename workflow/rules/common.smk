@@ -25,7 +25,7 @@ LAYOUT = Layout(config["results"], SCALE)
 OUT = LAYOUT.root
 RUNS = runs_of(STUDIES)
 SOURCE = Path(workflow.basedir, "src", "rnnrepro")
-# The code that judges the claims (rule summarise): the claims package and the modules below it that
+# The code that judges the claims (what summarise runs): the claims package and the modules below it that
 # it imports. The report's code (its figures, tables and notebooks' helpers) is apart, so that editing
 # a plot renders the reports again without judging every claim again.
 CLAIMS_CODE = sorted([*(str(p) for p in (SOURCE / "claims").rglob("*.py")),
