@@ -62,11 +62,12 @@ class Compare(Check):
     def judge(self, frame, context):
         results = []
         for metric in self.metrics:
-            pairs, units = self.pairs(self.rows(frame, metric))
+            rows = self.rows(frame, metric)
+            pairs, units = self.pairs(rows)
             if pairs.empty:
                 continue
             pairs = pairs.assign(adv=self.advantage(metric, pairs))
-            fixed = constant_labels(self.rows(frame, metric))
+            fixed = constant_labels(rows)
             for rec in pairs.to_dict("records"):
                 spread = self.spread(rec, metric, context)
                 ok = decide(rec["adv"] - self.margin, spread, context, self.strict)
