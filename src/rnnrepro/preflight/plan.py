@@ -1,0 +1,58 @@
+"""The plans the pre-flight samples from: the studies of a scale, the runs in them, and the
+prepared data each needs (the workflow's ``resources/prepared/<key>.json.gz``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..cost.plan import PlannedRun, dataset_key_of, planned_runs, prepared_file
+from ..studies import load_workflow_config, load_yaml
+
+
+@dataclass
+class Plan:
+    """One scale's studies, as the workflow plans them from ``config/``."""
+
+    scale: str
+    studies: dict
+    config: dict
+
+    @property
+    def runs(self) -> dict[str, PlannedRun]:
+        return planned_runs(self.studies)
+
+
+def load_plan(scale: str, configfile: Path = Path("config/config.yaml"), **overrides: Any) -> Plan:
+    """The plan of ``scale`` with every study (run from the repository root)."""
+    config = dict(load_yaml(configfile) or {}, scale=scale, **overrides)
+    config.pop("studies", None)
+    config, studies = load_workflow_config(config, Path("workflow/schemas"), Path("config/studies"))
+    return Plan(scale, studies, config)
+
+
+def data_of(identity: dict[str, Any]) -> tuple[Path | None, bool]:
+    """The prepared file a run reads (None: a synthetic task) and whether it is there."""
+    key = dataset_key_of(identity)
+    if key is None:
+        return None, True
+    path = prepared_file(key)
+    return path, path.exists()
+
+
+def one_run_per_task(runs: dict[str, PlannedRun]) -> tuple[dict[str, PlannedRun], dict[str, Path]]:
+    """The first planned run of every task type whose data is there, and for the task types with
+    none, the prepared file they lack."""
+    chosen: dict[str, PlannedRun] = {}
+    missing: dict[str, Path] = {}
+    for run in runs.values():
+        task = run.identity["task"]["name"]
+        if task in chosen:
+            continue
+        path, present = data_of(run.identity)
+        if present:
+            chosen[task] = run
+            missing.pop(task, None)
+        else:
+            missing.setdefault(task, path)
+    return chosen, missing
