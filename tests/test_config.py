@@ -50,7 +50,7 @@ def test_defaults_are_filled(paths):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"scael": "ci"}, "unknown key 'scael'; allowed: data, extra_cells, packing, results, scale, studies"),
+    ({"scael": "ci"}, "unknown key 'scael'; allowed: bundling, data, extra_cells, packing, results, scale, studies"),
     ({"scale": "huge"}, "'huge' is not allowed; known: ci, mini, paper"),
     ({"studies": ["elstm", "nope"]}, "'nope' is not allowed; known: "),
     ({"data": {"timeout": "soon"}}, "data.timeout: 'soon' is not of type 'number'"),

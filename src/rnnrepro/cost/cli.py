@@ -126,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         if not rows:
             progress(f"no {out}: measure it first (python -m rnnrepro.cost --scale {scale})")
             return 2
-        print(summary_table(rows, jobs_of(studies, config.get("packing"))), end="")
+        print(summary_table(rows, jobs_of(studies, config.get("packing"), config.get("bundling"),
+                                          {row["run"]: row for row in rows})), end="")
         return 0
 
     import torch
@@ -226,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
              f"({(time.process_time() - cpu_started) / 60:.1f} min of CPU)")
     print(f"Cost plan, scale {scale}, on {label} with {args.threads} thread(s): estimated per run "
           f"(training steps and dev/test evaluations; {out})\n")
-    print(summary_table(rows, jobs_of(studies, config.get("packing"))), end="")
+    print(summary_table(rows, jobs_of(studies, config.get("packing"), config.get("bundling"),
+                                      {row["run"]: row for row in rows})), end="")
     if failed:
         progress(f"{len(failed)} configurations failed:\n  " + "\n  ".join(failed))
         return 1

@@ -114,10 +114,21 @@ def missing_data(groups: list[TimingGroup]) -> dict[str, list[PlannedRun]]:
     return missing
 
 
-def jobs_of(studies: dict, packing: dict[str, Any] | None) -> dict[str, str]:
-    """Run folder -> the name of the pack it trains in, for every packed run of the plan
-    (``packing``: the workflow config's section, as the workflow packs them)."""
+def jobs_of(studies: dict, packing: dict[str, Any] | None, bundling: dict[str, Any] | None = None,
+            costs: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
+    """Run folder -> the name of the job it trains in, for every packed or bundled run of the plan
+    (``packing``, ``bundling``: the workflow config's sections; ``costs``: the cost plan's rows by
+    run, which bundles are sized from), as the workflow makes those jobs."""
+    from ..bundles import Bundling, plan_bundles
     from ..packing import Packing, plan_packs
+    from .resources import runtime_hours
 
-    packs = plan_packs(runs_of(studies), Packing.from_config(packing))
-    return {folder: pack.name for pack in packs for folder in pack.members}
+    runs = runs_of(studies)
+    packs = plan_packs(runs, Packing.from_config(packing))
+    job_of = {folder: pack.name for pack in packs for folder in pack.members}
+    if costs:
+        datasets = {folder: dataset_key_of(identity) for folder, identity in runs.items()}
+        for bundle in plan_bundles(runs, datasets, runtime_hours(costs), Bundling.from_config(bundling),
+                                   packed=job_of):
+            job_of.update({folder: bundle.name for folder in bundle.members})
+    return job_of

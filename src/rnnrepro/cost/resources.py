@@ -3,7 +3,8 @@
     runtime = ⌈estimated_hours · 60 · margin + RUNTIME_ALLOWANCE_MINUTES⌉ minutes
     mem_mb  = ⌈host_mem_mb · margin + MEMORY_ALLOWANCE_MB⌉
 
-a pack's job the sum of its runs', and the defaults for a run the file lacks."""
+a pack's or a bundle's job the sum of its runs' runtimes (a bundle the memory of its largest
+run, a pack the sum), and the defaults for a run the file lacks."""
 from __future__ import annotations
 
 import math
@@ -59,6 +60,12 @@ def memory_mb(row: dict[str, Any], allowance: float = MEMORY_ALLOWANCE_MB) -> in
     return math.ceil(float(row["host_mem_mb"]) * margin_of(row) + allowance)
 
 
+def runtime_hours(costs: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Run folder -> the hours its job would ask for, less the allowance: estimated_hours · margin
+    (what :mod:`rnnrepro.bundles` adds up)."""
+    return {folder: float(row["estimated_hours"]) * margin_of(row) for folder, row in costs.items()}
+
+
 class TrainResources:
     """What the train rule asks for, from the cost file at ``path`` read once (``workflow/rules/
     cost.smk``): :meth:`runtime` and :meth:`mem_mb` of a job by its ``run`` wildcard, and
@@ -101,6 +108,17 @@ class TrainResources:
             return {"mem_mb": DEFAULT_MEM_MB}
         return {"mem_mb": memory_mb({"host_mem_mb": sum(float(r["host_mem_mb"]) for r in rows),
                                      "margin": margin_of(rows[0])})}
+
+    def bundle_memory(self, folders: Iterable[str]) -> dict[str, Any]:
+        """``mem_mb`` for a bundle (rnnrepro.bundles), whose runs train one after another: its
+        largest run's."""
+        rows = [self.costs[folder] for folder in folders]  # a bundle is made of runs the file has
+        return {"mem_mb": max(memory_mb(row) for row in rows)}
+
+    @property
+    def runtime_hours(self) -> dict[str, float]:
+        """Run folder -> estimated hours × margin (:func:`runtime_hours`), for the runs the file has."""
+        return runtime_hours(self.costs)
 
     def lacking(self, runs: Iterable[str]) -> str | None:
         """A warning when the cost file exists but has no row for some of ``runs``, else None."""

@@ -1,0 +1,93 @@
+"""Serial bundles: runs that do not pack, trained one after another as one job.
+
+On a CPU only the tiniest models gain from packing (:mod:`rnnrepro.packing`), so most runs of
+the paper plan would each take a SLURM submission of its own: the drnn sine grid alone is 3,960
+runs of under an hour. A bundle is a job that trains several such runs one after another, in
+one process: each run exactly as alone (:func:`rnnrepro.train.train_run`: its own folder,
+checkpoint, resume and outputs, so its metrics are the run alone's, bit for bit), and the job
+starts Python and torch once instead of once per run.
+
+Which runs bundle (:func:`plan_bundles`). Runs that are in no pack, whose cost plan row exists
+(``results/<scale>/cost.csv``, :mod:`rnnrepro.cost`), of one task type reading one dataset,
+are taken in the order of their folders and cut into consecutive bundles of at most ``size``
+runs whose runtimes (estimated hours × margin, what each run alone would ask SLURM for, less
+the per-job allowance) add up to at most ``hours``. A run whose runtime alone exceeds
+``hours``, or a bundle of one, trains alone. Without a cost plan nothing is bundled: a bundle's
+runtime must come from measured costs, and a local run (``profiles/local``) gains little (a run
+of the `mini` scale takes tens of seconds to minutes; starting one costs about 3 s).
+
+A bundle's job asks SLURM for the sum of its runs' runtimes and one allowance
+(:func:`rnnrepro.cost.job_runtime_minutes`) and for the memory of its largest run (they train one
+after another). When it is preempted, the run in training writes its checkpoint; the rerun
+skips the finished runs (their finished checkpoints) and resumes that one.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class Bundling:
+    """The ``bundling`` section of config/config.yaml."""
+
+    hours: float = 4.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
+    size: int = 32  # most runs in one bundle
+
+    @classmethod
+    def from_config(cls, section: dict | None) -> "Bundling":
+        """From the validated config section (numbers given as text on the command line read as such)."""
+        section = dict(section or {})
+        if "hours" in section:
+            section["hours"] = float(section["hours"])
+        if "size" in section:
+            section["size"] = int(section["size"])
+        return cls(**section)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """Run folders trained one after another as one job."""
+
+    members: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """``bundle_<10 hex digits of sha256 over the member folders>``: stable while the members are."""
+        return "bundle_" + hashlib.sha256("\n".join(self.members).encode()).hexdigest()[:10]
+
+
+def bundle_key(identity: dict, dataset: str | None) -> str:
+    """Runs that may share a bundle: one task type reading one dataset."""
+    return f"{identity['task']['name']}:{dataset or 'synthetic'}"
+
+
+def plan_bundles(runs: dict[str, dict], datasets: dict[str, str | None], runtime_hours: dict[str, float],
+                 bundling: Bundling, packed: Iterable[str] = ()) -> list[Bundle]:
+    """The bundles of a plan (run folder -> identity; ``datasets``: folder -> dataset key or None;
+    ``runtime_hours``: folder -> estimated hours × margin, from the cost plan) leaving out the
+    ``packed`` folders (see the module docstring)."""
+    if bundling.hours <= 0 or bundling.size < 2:
+        return []
+    packed = set(packed)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for folder, identity in runs.items():
+        hours = runtime_hours.get(folder)
+        if folder in packed or hours is None or hours > bundling.hours:
+            continue
+        groups[bundle_key(identity, datasets.get(folder))].append(folder)
+    bundles: list[Bundle] = []
+    for key in sorted(groups):
+        current: list[str] = []
+        total = 0.0
+        for folder in sorted(groups[key]):
+            hours = runtime_hours[folder]
+            if current and (len(current) >= bundling.size or total + hours > bundling.hours):
+                bundles.append(Bundle(tuple(current)))
+                current, total = [], 0.0
+            current.append(folder)
+            total += hours
+        bundles.append(Bundle(tuple(current)))
+    return [bundle for bundle in bundles if len(bundle.members) > 1]

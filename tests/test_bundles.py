@@ -1,0 +1,59 @@
+"""Serial bundles (rnnrepro.bundles): which runs share a job, and how the cost table counts them.
+The SLURM path, preemption included, is in tests/test_slurm.py."""
+from __future__ import annotations
+
+from rnnrepro.bundles import Bundle, Bundling, plan_bundles
+
+
+def identity(task: str = "sine_filter", seed: int = 1) -> dict:
+    return {"task": {"name": task}, "model": {"name": "delayed", "hidden_size": 100}, "cell": {"name": "lstm"},
+            "train": {}, "seed": seed}
+
+
+def plan(count: int, task: str = "sine_filter", dataset: str | None = None, prefix: str = "r"):
+    runs = {f"{prefix}{i:02d}": identity(task, i) for i in range(count)}
+    return runs, {folder: dataset for folder in runs}
+
+
+def test_without_a_cost_plan_nothing_is_bundled():
+    runs, datasets = plan(10)
+    assert plan_bundles(runs, datasets, {}, Bundling()) == []
+
+
+def test_runs_are_cut_by_hours_and_by_size_in_folder_order():
+    runs, datasets = plan(10)
+    hours = dict.fromkeys(runs, 1.5)  # 1.5 h each: two fit in 4 h, three do not
+    bundles = plan_bundles(runs, datasets, hours, Bundling(hours=4, size=32))
+    assert [b.members for b in bundles] == [tuple(f"r{i:02d}" for i in range(j, j + 2)) for j in range(0, 10, 2)]
+    small = dict.fromkeys(runs, 0.1)
+    assert [len(b.members) for b in plan_bundles(runs, datasets, small, Bundling(hours=4, size=4))] == [4, 4, 2]
+
+
+def test_packed_runs_long_runs_and_lone_runs_stay_out():
+    runs, datasets = plan(5)
+    hours = {"r00": 9.0, "r01": 0.5, "r02": 0.5, "r03": 0.5, "r04": 0.5}  # r00 alone exceeds 4 h
+    bundles = plan_bundles(runs, datasets, hours, Bundling(), packed=["r03", "r04"])
+    assert [b.members for b in bundles] == [("r01", "r02")]
+    assert plan_bundles(runs, datasets, {"r01": 0.5}, Bundling()) == []  # a bundle of one is no bundle
+
+
+def test_a_bundle_holds_one_task_type_and_one_dataset():
+    runs, datasets = plan(3, "lm", "ptb_word", "a")
+    more, more_data = plan(3, "lm", "wikitext2", "b")
+    runs.update(more)
+    datasets.update(more_data)
+    bundles = plan_bundles(runs, datasets, dict.fromkeys(runs, 0.1), Bundling())
+    assert sorted(b.members for b in bundles) == [("a00", "a01", "a02"), ("b00", "b01", "b02")]
+
+
+def test_hours_zero_or_size_one_turn_bundling_off_and_text_is_read_as_numbers():
+    runs, datasets = plan(4)
+    hours = dict.fromkeys(runs, 0.1)
+    assert plan_bundles(runs, datasets, hours, Bundling(hours=0)) == []
+    assert plan_bundles(runs, datasets, hours, Bundling(size=1)) == []
+    assert Bundling.from_config({"hours": "2.5", "size": "8"}) == Bundling(hours=2.5, size=8)
+
+
+def test_names_are_stable_and_distinct():
+    assert Bundle(("a", "b")).name == Bundle(("a", "b")).name != Bundle(("a", "c")).name
+    assert Bundle(("a", "b")).name.startswith("bundle_")
