@@ -57,3 +57,30 @@ def test_hours_zero_or_size_one_turn_bundling_off_and_text_is_read_as_numbers():
 def test_names_are_stable_and_distinct():
     assert Bundle(("a", "b")).name == Bundle(("a", "b")).name != Bundle(("a", "c")).name
     assert Bundle(("a", "b")).name.startswith("bundle_")
+
+
+def test_a_scale_that_assumes_a_runtime_bundles_runs_without_a_cost_plan():
+    runs, datasets = plan(5)
+    ci = Bundling.from_config({"hours": 4, "size": 32, "unmeasured_hours": {"ci": "0.02"}}, "ci")
+    assert ci.unmeasured_hours == 0.02
+    assert [b.members for b in plan_bundles(runs, datasets, {}, ci)] == [tuple(sorted(runs))]
+    mini = Bundling.from_config({"unmeasured_hours": {"ci": 0.02}}, "mini")
+    assert mini.unmeasured_hours is None and plan_bundles(runs, datasets, {}, mini) == []
+    measured = {"r00": 5.0}  # a measured run keeps its own runtime: over the 4 hours, alone
+    assert [b.members for b in plan_bundles(runs, datasets, measured, ci)] == [("r01", "r02", "r03", "r04")]
+
+
+def test_the_ci_plan_trains_in_a_few_jobs_and_the_mini_plan_as_before(repo):
+    """config/config.yaml: the ci scale bundles its runs (seconds each) where an artifact has
+    several of one model and cell; mini has no cost plan, so nothing is bundled there."""
+    from rnnrepro.cost.plan import jobs_of
+    from rnnrepro.preflight.plan import load_plan
+
+    for scale, expect_bundles in (("ci", True), ("mini", False)):
+        loaded = load_plan(scale)
+        job_of = jobs_of(loaded.studies, loaded.config["packing"], loaded.config["bundling"], None, scale)
+        bundled = {name for name in job_of.values() if name.startswith("bundle_")}
+        assert bool(bundled) is expect_bundles, scale
+        if expect_bundles:
+            jobs = len(loaded.runs) - len(job_of) + len(set(job_of.values()))
+            assert jobs < len(loaded.runs) - 10, jobs

@@ -241,8 +241,8 @@ def job_stats(project: Path, *config: str) -> dict[str, int]:
 @pytest.mark.slow
 def test_the_workflow_trains_a_pack_as_one_job(make_project):
     project = make_project(scale="ci")
-    unpacked = job_stats(project, "packing={size: 0}")
-    packed = job_stats(project)
+    unpacked = job_stats(project, "packing={size: 0}", "bundling={hours: 0}")  # bundles aside: packs alone
+    packed = job_stats(project, "bundling={hours: 0}")
     assert "train_pack" not in unpacked
     plan = [line for line in run_tool([sys.executable, "-c", PACKS_AT_CI], cwd=project).stdout.split()]
     members, packs = int(plan[0]), int(plan[1])

@@ -8,13 +8,21 @@ checkpoint, resume and outputs, so its metrics are the run alone's, bit for bit)
 starts Python and torch once instead of once per run.
 
 Which runs bundle (:func:`plan_bundles`). Runs that are in no pack, whose cost plan row exists
-(``results/<scale>/cost.csv``, :mod:`rnnrepro.cost`), of one task type reading one dataset,
+(``results/<scale>/cost.csv``, :mod:`rnnrepro.cost`) or whose scale assumes a runtime for runs
+without one (``unmeasured_hours``: the `ci` scale, whose runs take seconds), of one artifact,
+task type, dataset, model and cell,
 are taken in the order of their folders and cut into consecutive bundles of at most ``size``
 runs whose runtimes (estimated hours × margin, what each run alone would ask SLURM for, less
-the per-job allowance) add up to at most ``hours``. A run whose runtime alone exceeds
-``hours``, or a bundle of one, trains alone. Without a cost plan nothing is bundled: a bundle's
-runtime must come from measured costs, and a local run (``profiles/local``) gains little (a run
-of the `mini` scale takes tens of seconds to minutes; starting one costs about 3 s).
+the per-job allowance) add up to at most ``hours``. Runs bundle with runs of the same artifact
+(the first that uses them), model and cell, so that a change to one artifact's settings, or a
+cell joining it, makes new bundles of those runs and leaves the other jobs as they were (a
+bundle whose members change is a new job, which rewrites its finished members' outputs from
+their finished checkpoints). A run whose runtime alone exceeds
+``hours``, or a bundle of one, trains alone. Otherwise, without a cost plan nothing is bundled:
+a bundle's runtime must come from measured costs. At the `ci` scale, where a run trains in
+seconds and its job spends about 4 s starting Python, torch and Snakemake's script, 134 runs
+train in about 15 jobs; a `mini` run takes tens of seconds to minutes, so starting it matters
+less there, and nothing measures which of its runs would fit together.
 
 A bundle's job asks SLURM for the sum of its runs' runtimes and one allowance
 (:func:`rnnrepro.cost.job_runtime_minutes`) and for the memory of its largest run (they train one
@@ -35,11 +43,16 @@ class Bundling:
 
     hours: float = 4.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
     size: int = 32  # most runs in one bundle
+    unmeasured_hours: float | None = None  # runtime assumed for a run the cost plan lacks (None: not bundled)
 
     @classmethod
-    def from_config(cls, section: dict | None) -> "Bundling":
-        """From the validated config section (numbers given as text on the command line read as such)."""
+    def from_config(cls, section: dict | None, scale: str | None = None) -> "Bundling":
+        """From the validated config section, its ``unmeasured_hours`` the one given for ``scale``
+        (numbers given as text on the command line read as such)."""
         section = dict(section or {})
+        unmeasured = (section.pop("unmeasured_hours", None) or {}).get(scale)
+        if unmeasured is not None:
+            section["unmeasured_hours"] = float(unmeasured)
         if "hours" in section:
             section["hours"] = float(section["hours"])
         if "size" in section:
@@ -59,31 +72,35 @@ class Bundle:
         return "bundle_" + hashlib.sha256("\n".join(self.members).encode()).hexdigest()[:10]
 
 
-def bundle_key(identity: dict, dataset: str | None) -> str:
-    """Runs that may share a bundle: one task type reading one dataset."""
-    return f"{identity['task']['name']}:{dataset or 'synthetic'}"
+def bundle_key(identity: dict, dataset: str | None, artifact: str = "") -> str:
+    """Runs that may share a bundle: of one artifact, one task type reading one dataset, one model
+    and one cell (so that a cell joining a study makes bundles of its own runs)."""
+    return (f"{artifact}:{identity['task']['name']}:{dataset or 'synthetic'}:{identity['model']['name']}:"
+            f"{identity['cell']['name']}")
 
 
 def plan_bundles(runs: dict[str, dict], datasets: dict[str, str | None], runtime_hours: dict[str, float],
-                 bundling: Bundling, packed: Iterable[str] = ()) -> list[Bundle]:
+                 bundling: Bundling, packed: Iterable[str] = (), artifacts: dict[str, str] | None = None
+                 ) -> list[Bundle]:
     """The bundles of a plan (run folder -> identity; ``datasets``: folder -> dataset key or None;
-    ``runtime_hours``: folder -> estimated hours × margin, from the cost plan) leaving out the
-    ``packed`` folders (see the module docstring)."""
+    ``artifacts``: folder -> the first artifact that uses it, ``study.artifact``;
+    ``runtime_hours``: folder -> estimated hours × margin, from the cost plan, else
+    ``bundling.unmeasured_hours``) leaving out the ``packed`` folders (see the module docstring)."""
     if bundling.hours <= 0 or bundling.size < 2:
         return []
     packed = set(packed)
     groups: dict[str, list[str]] = defaultdict(list)
     for folder, identity in runs.items():
-        hours = runtime_hours.get(folder)
+        hours = runtime_hours.get(folder, bundling.unmeasured_hours)
         if folder in packed or hours is None or hours > bundling.hours:
             continue
-        groups[bundle_key(identity, datasets.get(folder))].append(folder)
+        groups[bundle_key(identity, datasets.get(folder), (artifacts or {}).get(folder, ""))].append(folder)
     bundles: list[Bundle] = []
     for key in sorted(groups):
         current: list[str] = []
         total = 0.0
         for folder in sorted(groups[key]):
-            hours = runtime_hours[folder]
+            hours = runtime_hours.get(folder, bundling.unmeasured_hours)
             if current and (len(current) >= bundling.size or total + hours > bundling.hours):
                 bundles.append(Bundle(tuple(current)))
                 current, total = [], 0.0

@@ -1,14 +1,17 @@
 # Bundles: runs that do not pack, trained one after another as one job (src/rnnrepro/bundles.py;
 # `bundling` in config/config.yaml), sized from the cost plan (cost.smk's TRAIN_RESOURCES): without
-# results/<scale>/cost.csv there are none. Each run is trained exactly as alone, into its own
-# folder; the bundle's rule is preferred to `train` for its runs (ruleorder). A rule per bundle,
+# results/<scale>/cost.csv there are none, except at a scale with `unmeasured_hours` (ci). Each run is trained exactly as alone, into its own
+# folder, with runs of the same artifact; the bundle's rule is preferred to `train` for its runs (ruleorder). A rule per bundle,
 # as for packs (pack.smk).
 
 from rnnrepro.bundles import Bundling, plan_bundles
+from rnnrepro.cost.plan import planned_runs
 
 BUNDLES = plan_bundles(RUNS, {folder: dataset_key_of(identity) for folder, identity in RUNS.items()},
-                       TRAIN_RESOURCES.runtime_hours, Bundling.from_config(config["bundling"]),
-                       packed=[folder for pack in PACKS for folder in pack.members])
+                       TRAIN_RESOURCES.runtime_hours, Bundling.from_config(config["bundling"], SCALE),
+                       packed=[folder for pack in PACKS for folder in pack.members],
+                       artifacts={run.folder: run.artifacts[0] for run in planned_runs(STUDIES).values()
+                                  if run.artifacts})
 
 
 for bundle in BUNDLES:

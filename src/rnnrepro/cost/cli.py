@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             progress(f"no {out}: measure it first (python -m rnnrepro.cost --scale {scale})")
             return 2
         print(summary_table(rows, jobs_of(studies, config.get("packing"), config.get("bundling"),
-                                          {row["run"]: row for row in rows})), end="")
+                                          {row["run"]: row for row in rows}, scale)), end="")
         return 0
 
     import torch
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Cost plan, scale {scale}, on {label} with {args.threads} thread(s): estimated per run "
           f"(training steps and dev/test evaluations; {out})\n")
     print(summary_table(rows, jobs_of(studies, config.get("packing"), config.get("bundling"),
-                                      {row["run"]: row for row in rows})), end="")
+                                      {row["run"]: row for row in rows}, scale)), end="")
     if failed:
         progress(f"{len(failed)} configurations failed:\n  " + "\n  ".join(failed))
         return 1

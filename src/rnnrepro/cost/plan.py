@@ -115,7 +115,7 @@ def missing_data(groups: list[TimingGroup]) -> dict[str, list[PlannedRun]]:
 
 
 def jobs_of(studies: dict, packing: dict[str, Any] | None, bundling: dict[str, Any] | None = None,
-            costs: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
+            costs: dict[str, dict[str, Any]] | None = None, scale: str | None = None) -> dict[str, str]:
     """Run folder -> the name of the job it trains in, for every packed or bundled run of the plan
     (``packing``, ``bundling``: the workflow config's sections; ``costs``: the cost plan's rows by
     run, which bundles are sized from), as the workflow makes those jobs."""
@@ -126,9 +126,11 @@ def jobs_of(studies: dict, packing: dict[str, Any] | None, bundling: dict[str, A
     runs = runs_of(studies)
     packs = plan_packs(runs, Packing.from_config(packing))
     job_of = {folder: pack.name for pack in packs for folder in pack.members}
-    if costs:
+    settings = Bundling.from_config(bundling, scale)
+    if costs or settings.unmeasured_hours is not None:
         datasets = {folder: dataset_key_of(identity) for folder, identity in runs.items()}
-        for bundle in plan_bundles(runs, datasets, runtime_hours(costs), Bundling.from_config(bundling),
-                                   packed=job_of):
+        first_use = {run.folder: run.artifacts[0] for run in planned_runs(studies).values() if run.artifacts}
+        for bundle in plan_bundles(runs, datasets, runtime_hours(costs or {}), settings, packed=job_of,
+                                   artifacts=first_use):
             job_of.update({folder: bundle.name for folder in bundle.members})
     return job_of

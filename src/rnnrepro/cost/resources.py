@@ -112,7 +112,11 @@ class TrainResources:
     def bundle_memory(self, folders: Iterable[str]) -> dict[str, Any]:
         """``mem_mb`` for a bundle (rnnrepro.bundles), whose runs train one after another: its
         largest run's."""
-        rows = [self.costs[folder] for folder in folders]  # a bundle is made of runs the file has
+        if not self.costs:
+            return {}
+        rows = [self.costs.get(folder) for folder in folders]
+        if not all(rows):
+            return {"mem_mb": DEFAULT_MEM_MB}
         return {"mem_mb": max(memory_mb(row) for row in rows)}
 
     @property
