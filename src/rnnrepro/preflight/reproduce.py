@@ -218,6 +218,9 @@ def reproduce(runs: dict[str, PlannedRun], chosen: dict[str, PlannedRun], missin
     for task in kill_tasks:
         if task in chosen:
             add(killed_and_resumed(task, chosen[task], references[task], device, scratch, threads))
+        else:
+            add(Row("resume", f"{task} killed and run again", "not run", None,
+                    "no data for it" if task in missing else "no such task type in the ci plan"))
     for row in packs_against_alone(runs, packing, device, scratch, packs):
         add(row)
     return rows
