@@ -31,10 +31,10 @@ def test_runs_are_cut_by_hours_and_by_size_in_folder_order():
 
 def test_packed_runs_long_runs_and_lone_runs_stay_out():
     runs, datasets = plan(5)
-    hours = {"r00": 9.0, "r01": 0.5, "r02": 0.5, "r03": 0.5, "r04": 0.5}  # r00 alone exceeds 4 h
-    bundles = plan_bundles(runs, datasets, hours, Bundling(), packed=["r03", "r04"])
+    hours = {"r00": 9.0, "r01": 0.5, "r02": 0.5, "r03": 0.5, "r04": 0.5}  # r00 alone exceeds 8 h
+    bundles = plan_bundles(runs, datasets, hours, Bundling(hours=8), packed=["r03", "r04"])
     assert [b.members for b in bundles] == [("r01", "r02")]
-    assert plan_bundles(runs, datasets, {"r01": 0.5}, Bundling()) == []  # a bundle of one is no bundle
+    assert plan_bundles(runs, datasets, {"r01": 0.5}, Bundling(hours=8)) == []  # a bundle of one is no bundle
 
 
 def test_a_bundle_holds_one_task_type_and_one_dataset():
@@ -42,7 +42,7 @@ def test_a_bundle_holds_one_task_type_and_one_dataset():
     more, more_data = plan(3, "lm", "wikitext2", "b")
     runs.update(more)
     datasets.update(more_data)
-    bundles = plan_bundles(runs, datasets, dict.fromkeys(runs, 0.1), Bundling())
+    bundles = plan_bundles(runs, datasets, dict.fromkeys(runs, 0.1), Bundling(hours=8))
     assert sorted(b.members for b in bundles) == [("a00", "a01", "a02"), ("b00", "b01", "b02")]
 
 
@@ -78,7 +78,7 @@ def test_the_ci_plan_trains_in_a_few_jobs_and_the_mini_plan_as_before(repo):
 
     for scale, expect_bundles in (("ci", True), ("mini", False)):
         loaded = load_plan(scale)
-        job_of = jobs_of(loaded.studies, loaded.config["packing"], loaded.config["bundling"], None, scale)
+        job_of = jobs_of(loaded.studies, loaded.config["packing"], {**loaded.config["bundling"], "hours": 8}, None, scale)
         bundled = {name for name in job_of.values() if name.startswith("bundle_")}
         assert bool(bundled) is expect_bundles, scale
         if expect_bundles:

@@ -179,28 +179,3 @@ def test_a_pack_of_runs_is_one_slurm_job(cluster, make_project, tmp_path):
         assert json.loads((folder / "metrics.json").read_text())["provenance"]["packed_runs"] == 4
         assert_close(numbers(folder), reference_metrics(project, folder, tmp_path), str(folder))
 
-
-def test_a_bundle_of_runs_is_one_slurm_job_and_resumes_when_preempted(cluster, make_project, tmp_path):
-    """With a cost plan, the toy study's three runs (too wide to pack) are one bundle
-    (rnnrepro.bundles): one SLURM submission that trains them one after another. Preempted
-    (SIGTERM) during a run, it is submitted again, skips what finished, resumes that run, and
-    every run ends with the metrics of the run trained alone."""
-    project = slurm_project(make_project, epochs=120)
-    run_tool([sys.executable, "-m", "rnnrepro.cost", "--scale", "ci", "--studies", "toy"], cwd=project)
-    process = start_snakemake(project)
-    wait_for_checkpoints(project, 1, process)
-    victims = running_train_jobs(project)
-    assert len(victims) == 1, victims
-    subprocess.run(["scancel", "--signal=TERM", "--full", *victims], check=True)
-    output, _ = process.communicate(timeout=workflow_timeout())
-    assert process.returncode == 0, output[-4000:]
-    train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
-    assert len(train) == 2 and all(j["Comment"].startswith("rule_train_bundle_") for j in train), \
-        [j["Comment"] for j in train]  # the bundle, and the bundle again after the preemption
-    assert all(j.get("TresPerJob") in ("gres:gpu:1", "gres/gpu:1") for j in train), train
-    folders = run_folders(project)
-    assert len(folders) == TOY_RUNS
-    for folder in folders:
-        assert numbers(folder) == reference_metrics(project, folder, tmp_path)
-    logs = "".join(path.read_text() for path in (project / "logs/ci/bundles").glob("*.log"))
-    assert "resuming" in logs, "the preempted run did not resume from its checkpoint"

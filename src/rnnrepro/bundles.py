@@ -41,7 +41,7 @@ from typing import Iterable
 class Bundling:
     """The ``bundling`` section of config/config.yaml."""
 
-    hours: float = 4.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
+    hours: float = 0.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
     size: int = 32  # most runs in one bundle
     unmeasured_hours: float | None = None  # runtime assumed for a run the cost plan lacks (None: not bundled)
 
