@@ -20,8 +20,8 @@ bundle whose members change is a new job, which rewrites its finished members' o
 their finished checkpoints). A run whose runtime alone exceeds
 ``hours``, or a bundle of one, trains alone. Otherwise, without a cost plan nothing is bundled:
 a bundle's runtime must come from measured costs. At the `ci` scale, where a run trains in
-seconds and its job spends about 4 s starting Python, torch and Snakemake's script, 134 runs
-train in about 15 jobs; a `mini` run takes tens of seconds to minutes, so starting it matters
+seconds and its job spends about 4 s starting Python, torch and Snakemake's script, 141 runs
+would train in 118 jobs (bundling on); a `mini` run takes tens of seconds to minutes, so starting it matters
 less there, and nothing measures which of its runs would fit together.
 
 A bundle's job asks SLURM for the sum of its runs' runtimes and one allowance
@@ -31,10 +31,11 @@ skips the finished runs (their finished checkpoints) and resumes that one.
 """
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
+
+from .packing import job_name
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,8 @@ class Bundle:
 
     @property
     def name(self) -> str:
-        """``bundle_<10 hex digits of sha256 over the member folders>``: stable while the members are."""
-        return "bundle_" + hashlib.sha256("\n".join(self.members).encode()).hexdigest()[:10]
+        """``bundle_<10 hex digits>`` (:func:`rnnrepro.packing.job_name`)."""
+        return job_name("bundle", self.members)
 
 
 def bundle_key(identity: dict, dataset: str | None, artifact: str = "") -> str:

@@ -130,6 +130,12 @@ def pack_key(identity: dict, packing: Packing) -> str | None:
     return json.dumps(shared, sort_keys=True)
 
 
+def job_name(kind: str, members: tuple[str, ...]) -> str:
+    """``<kind>_<10 hex digits of sha256 over the member folders>``: a job of several runs (a pack,
+    a bundle), named stably while its members are."""
+    return f"{kind}_" + hashlib.sha256("\n".join(members).encode()).hexdigest()[:10]
+
+
 @dataclass(frozen=True)
 class Pack:
     """Run folders trained together as one job."""
@@ -138,8 +144,8 @@ class Pack:
 
     @property
     def name(self) -> str:
-        """``pack_<10 hex digits of sha256 over the member folders>``: stable while the members are."""
-        return "pack_" + hashlib.sha256("\n".join(self.members).encode()).hexdigest()[:10]
+        """``pack_<10 hex digits>`` (:func:`job_name`)."""
+        return job_name("pack", self.members)
 
 
 def plan_packs(runs: dict[str, dict], packing: Packing) -> list[Pack]:

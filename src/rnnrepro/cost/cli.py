@@ -13,7 +13,7 @@ from typing import Any
 from .costfile import csv_text, read_rows, run_row
 from .measure import BuiltTask, Measurement, clock_of, device_label, measure, release_memory, task_key
 from .plan import dataset_key_of, jobs_of, missing_data, planned_runs, prepared_file, timing_groups
-from .resources import MARGIN, MEMORY_ALLOWANCE_MB, RUNTIME_ALLOWANCE_MINUTES
+from .resources import MARGIN, MEMORY_ALLOWANCE_MB, RUNTIME_ALLOWANCE_MINUTES, runtime_hours
 from .table import summary_table
 
 
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             progress(f"no {out}: measure it first (python -m rnnrepro.cost --scale {scale})")
             return 2
         print(summary_table(rows, jobs_of(studies, config.get("packing"), config.get("bundling"),
-                                          {row["run"]: row for row in rows}, scale)), end="")
+                                          runtime_hours({row["run"]: row for row in rows}), scale)), end="")
         return 0
 
     import torch
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Cost plan, scale {scale}, on {label} with {args.threads} thread(s): estimated per run "
           f"(training steps and dev/test evaluations; {out})\n")
     print(summary_table(rows, jobs_of(studies, config.get("packing"), config.get("bundling"),
-                                      {row["run"]: row for row in rows}, scale)), end="")
+                                      runtime_hours({row["run"]: row for row in rows}), scale)), end="")
     if failed:
         progress(f"{len(failed)} configurations failed:\n  " + "\n  ".join(failed))
         return 1

@@ -115,22 +115,22 @@ def missing_data(groups: list[TimingGroup]) -> dict[str, list[PlannedRun]]:
 
 
 def jobs_of(studies: dict, packing: dict[str, Any] | None, bundling: dict[str, Any] | None = None,
-            costs: dict[str, dict[str, Any]] | None = None, scale: str | None = None) -> dict[str, str]:
+            runtime_hours: dict[str, float] | None = None, scale: str | None = None) -> dict[str, str]:
     """Run folder -> the name of the job it trains in, for every packed or bundled run of the plan
-    (``packing``, ``bundling``: the workflow config's sections; ``costs``: the cost plan's rows by
-    run, which bundles are sized from), as the workflow makes those jobs."""
+    (``packing``, ``bundling``: the workflow config's sections; ``runtime_hours``: run folder ->
+    the runtime its cost plan row asks for, :func:`rnnrepro.cost.resources.runtime_hours`, which
+    bundles are sized from), as the workflow makes those jobs."""
     from ..bundles import Bundling, plan_bundles
     from ..packing import Packing, plan_packs
-    from .resources import runtime_hours
 
     runs = runs_of(studies)
     packs = plan_packs(runs, Packing.from_config(packing))
     job_of = {folder: pack.name for pack in packs for folder in pack.members}
     settings = Bundling.from_config(bundling, scale)
-    if costs or settings.unmeasured_hours is not None:
+    if runtime_hours or settings.unmeasured_hours is not None:
         datasets = {folder: dataset_key_of(identity) for folder, identity in runs.items()}
         first_use = {run.folder: run.artifacts[0] for run in planned_runs(studies).values() if run.artifacts}
-        for bundle in plan_bundles(runs, datasets, runtime_hours(costs or {}), settings, packed=job_of,
+        for bundle in plan_bundles(runs, datasets, runtime_hours or {}, settings, packed=job_of,
                                    artifacts=first_use):
             job_of.update({folder: bundle.name for folder in bundle.members})
     return job_of
