@@ -166,6 +166,26 @@ def test_runs_of_and_reads_name_other_artifacts_runs(tmp_path, paths):
         load_tiny(tmp_path, raw, paths, scale="mini")
 
 
+def test_a_claim_asks_for_the_seeds_it_needs_at_a_scale(tmp_path, paths):
+    """``seeds: {mini: 4}`` on a claim gives every grid of its artifact at least four seeds at
+    that scale, keeping the grid's own seeds (their runs stay the same runs); other scales and
+    other artifacts are left as they were."""
+    raw = tiny_study()
+    claim = {"quote": "q", "where": "w", "seeds": {"mini": 4},
+             "check": {"kind": "compare", "metric": "test_mse", "better": {"cell": "lstm"}, "than": {"cell": "gru"}}}
+    raw["artifacts"]["a"]["claims"] = [claim]
+    plain = load_tiny(tmp_path, tiny_study(), paths, scale="mini")
+    mini = load_tiny(tmp_path, raw, paths, scale="mini")
+    seeds = sorted((labels["cell"], labels["seed"]) for labels in folders(mini, "a").values())
+    assert seeds == [(cell, seed) for cell in ("gru", "lstm") for seed in (1, 2, 3, 4)]
+    assert set(folders(plain, "a")) < set(folders(mini, "a"))  # the grid's own seeds are the same runs
+    assert folders(mini, "b") == folders(plain, "b")
+    assert len(folders(load_tiny(tmp_path, raw, paths, scale="ci"), "a")) == 2  # ci: its own seed [3]
+    raw["artifacts"]["a"]["claims"] = [{**claim, "seeds": {"mini": 1}}]
+    with pytest.raises(ConfigError, match="seeds"):
+        load_tiny(tmp_path, raw, paths, scale="mini")
+
+
 def test_deep_merge_replaces_lists_and_merges_mappings():
     base = {"a": {"x": 1, "y": [1, 2]}, "b": 1}
     merged = deep_merge(base, {"a": {"y": [3]}, "c": 2})

@@ -168,13 +168,40 @@ def test_resume_measures_nothing_again(measured):
 
 @pytest.mark.slow
 def test_a_dry_run_asks_each_train_job_for_what_cost_csv_gives(measured):
+    """Bundles aside, each run's job asks for its row's runtime and memory; with bundles (the
+    default), each bundle asks for the sum of its runs' runtimes and its largest run's memory,
+    and every costed run trains in a run's job or in exactly one bundle."""
     project, _, _ = measured
     rows = {row["run"]: row for row in rows_of(project)}
-    jobs = train_jobs(snakemake(project, "-n", "runs", "--config", "scale=ci", f"studies=[{STUDY}]").stdout)
+    config = ["--config", "scale=ci", f"studies=[{STUDY}]"]
+    jobs = train_jobs(snakemake(project, "-n", "runs", *config, "bundling={hours: 0}").stdout)
     assert set(jobs) == set(rows)
     for run, resources in jobs.items():
         assert int(resources["runtime"]) == cost.runtime_minutes(rows[run]), (run, resources)
         assert int(resources["mem_mb"]) == cost.memory_mb(rows[run]), (run, resources)
+
+    dry = snakemake(project, "-n", "runs", *config).stdout
+    alone, bundles = train_jobs(dry), bundle_jobs(dry)
+    assert bundles, "no bundle in a costed plan with bundling on"
+    members = [run for runs, _ in bundles for run in runs]
+    assert sorted(members + list(alone)) == sorted(rows)
+    for runs, resources in bundles:
+        assert int(resources["runtime"]) == cost.job_runtime_minutes([rows[run] for run in runs]), resources
+        assert int(resources["mem_mb"]) == max(cost.memory_mb(rows[run]) for run in runs), resources
+
+
+def bundle_jobs(dry_run: str) -> list[tuple[list[str], dict[str, str]]]:
+    """(run folders, resources) of every bundle job a dry run lists (its output's metrics files)."""
+    jobs = []
+    for block in re.split(r"\n(?=\[[^\n]*\]\nrule )", dry_run):
+        if not re.search(r"^rule train_bundle_", block, re.MULTILINE):
+            continue
+        output = re.search(r"output: (.*)", block).group(1)
+        runs = [path.split("results/ci/runs/", 1)[1].rsplit("/", 1)[0] for path in output.split(", ")
+                if path.endswith("metrics.json")]
+        line = re.search(r"resources: (.*)", block).group(1)
+        jobs.append((runs, dict(part.split("=", 1) for part in line.split(", "))))
+    return jobs
 
 
 def test_resources_from_a_cost_row():

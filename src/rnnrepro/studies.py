@@ -359,6 +359,22 @@ def expand_grid(name: str, grid_name: str, grid: dict, settings: dict, per_cell:
     return points
 
 
+def claimed_seeds(artifact: dict, scale: str) -> int:
+    """The most seeds a claim of the artifact asks for at ``scale`` (its ``seeds``; 0: none)."""
+    return max(((claim.get("seeds") or {}).get(scale, 0) for claim in artifact.get("claims") or []), default=0)
+
+
+def with_seeds(grid: dict, needed: int) -> dict:
+    """The grid with at least ``needed`` seeds: its own seeds (default [1]) kept, so that their runs
+    stay the same runs, then the next integers above them."""
+    seeds = grid.get("seed", [1])
+    seeds = list(seeds) if isinstance(seeds, list) else [seeds]
+    if len(seeds) >= needed:
+        return grid
+    more = itertools.count(max(seeds) + 1)
+    return {**grid, "seed": seeds + [next(more) for _ in range(needed - len(seeds))]}
+
+
 class RunChecker:
     """check_run_config once per distinct setting (seeds share it): planning stays linear and cheap."""
 
@@ -393,6 +409,11 @@ def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None 
         settings = deep_merge(defaults, {k: raw.get(k) or {} for k in (*IDENTITY_SECTIONS, "per_cell")})
         per_cell = settings.pop("per_cell", {}) or {}
         grids = artifact_grids(artifact_name, raw)
+        needed = claimed_seeds(raw, scale)
+        if needed and not grids:
+            raise ConfigError(f"artifacts.{artifact_name}: a claim asks for {needed} seeds at the {scale} scale, "
+                              "but the artifact trains no runs (ask on the artifact whose runs it reads)")
+        grids = {grid_name: with_seeds(grid, needed) for grid_name, grid in grids.items()}
         for grid_name, grid in grids.items():
             own_cells = set(grid["cell"]) if isinstance(grid.get("cell"), list) else set()
             for identity, labels in expand_grid(artifact_name, grid_name, grid, settings, per_cell, len(grids) > 1,
