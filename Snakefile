@@ -47,5 +47,8 @@ rule all:
 
 
 onsuccess:
-    print(f"\nrnnrepro: done. Open {OUT}/reports/index.html (every claim and its verdicts), or a study's "
-          f"report in {OUT}/reports/: {', '.join(f'{study}.html' for study in STUDIES)}.")
+    if Path(f"{OUT}/reports/index.html").exists():
+        print(f"\nrnnrepro: done. Open {OUT}/reports/index.html (every claim and its verdicts), or a study's "
+              f"report in {OUT}/reports/: {', '.join(f'{study}.html' for study in STUDIES)}.")
+    else:  # a target short of the reports (data, runs)
+        print(f"\nrnnrepro: done; no report yet: `snakemake all` writes {OUT}/reports/index.html.")
