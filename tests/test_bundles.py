@@ -70,17 +70,27 @@ def test_a_scale_that_assumes_a_runtime_bundles_runs_without_a_cost_plan():
     assert [b.members for b in plan_bundles(runs, datasets, measured, ci)] == [("r01", "r02", "r03", "r04")]
 
 
-def test_the_ci_plan_trains_in_a_few_jobs_and_the_mini_plan_as_before(repo):
-    """config/config.yaml: the ci scale bundles its runs (seconds each) where an artifact has
-    several of one model and cell; mini has no cost plan, so nothing is bundled there."""
+def test_the_ci_and_mini_plans_train_in_fewer_jobs_and_each_bundle_is_one_cell():
+    """config/config.yaml: the ci and mini scales assume a runtime for their runs (seconds to two
+    minutes), so runs of one artifact and cell share jobs of at most ``size`` runs; the paper
+    scale bundles only what a cost plan measured."""
     from rnnrepro.cost.plan import jobs_of
     from rnnrepro.preflight.plan import load_plan
 
-    for scale, expect_bundles in (("ci", True), ("mini", False)):
+    for scale in ("ci", "mini", "paper"):
         loaded = load_plan(scale)
-        job_of = jobs_of(loaded.studies, loaded.config["packing"], {**loaded.config["bundling"], "hours": 8}, None, scale)
-        bundled = {name for name in job_of.values() if name.startswith("bundle_")}
-        assert bool(bundled) is expect_bundles, scale
-        if expect_bundles:
-            jobs = len(loaded.runs) - len(job_of) + len(set(job_of.values()))
-            assert jobs < len(loaded.runs) - 10, jobs
+        runs = {folder: run.identity for folder, run in loaded.runs.items()}
+        job_of = jobs_of(loaded.studies, loaded.config["packing"], loaded.config["bundling"], None, scale)
+        bundles: dict[str, list[str]] = {}
+        for folder, name in job_of.items():
+            if name.startswith("bundle_"):
+                bundles.setdefault(name, []).append(folder)
+        if scale == "paper":
+            assert not bundles  # no cost plan here
+            continue
+        jobs = len(runs) - len(job_of) + len(set(job_of.values()))
+        assert jobs < 0.8 * len(runs), (scale, jobs)
+        for members in bundles.values():
+            assert 2 <= len(members) <= loaded.config["bundling"]["size"]
+            assert len({runs[folder]["cell"]["name"] for folder in members}) == 1
+            assert len({runs[folder]["task"]["name"] for folder in members}) == 1

@@ -5,24 +5,26 @@ the paper plan would each take a SLURM submission of its own: the drnn sine grid
 runs of under an hour. A bundle is a job that trains several such runs one after another, in
 one process: each run exactly as alone (:func:`rnnrepro.train.train_run`: its own folder,
 checkpoint, resume and outputs, so its metrics are the run alone's, bit for bit), and the job
-starts Python and torch once instead of once per run.
+starts Python and torch once instead of once per run (about 3.5 s a job on a 2-core machine).
 
 Which runs bundle (:func:`plan_bundles`). Runs that are in no pack, whose cost plan row exists
 (``results/<scale>/cost.csv``, :mod:`rnnrepro.cost`) or whose scale assumes a runtime for runs
-without one (``unmeasured_hours``: the `ci` scale, whose runs take seconds), of one artifact,
-task type, dataset, model and cell,
-are taken in the order of their folders and cut into consecutive bundles of at most ``size``
-runs whose runtimes (estimated hours × margin, what each run alone would ask SLURM for, less
-the per-job allowance) add up to at most ``hours``. Runs bundle with runs of the same artifact
-(the first that uses them), model and cell, so that a change to one artifact's settings, or a
-cell joining it, makes new bundles of those runs and leaves the other jobs as they were (a
-bundle whose members change is a new job, which rewrites its finished members' outputs from
-their finished checkpoints). A run whose runtime alone exceeds
-``hours``, or a bundle of one, trains alone. Otherwise, without a cost plan nothing is bundled:
-a bundle's runtime must come from measured costs. At the `ci` scale, where a run trains in
-seconds and its job spends about 4 s starting Python, torch and Snakemake's script, 141 runs
-would train in 118 jobs (bundling on); a `mini` run takes tens of seconds to minutes, so starting it matters
-less there, and nothing measures which of its runs would fit together.
+without one (``unmeasured_hours``: `ci` and `mini`, whose runs take seconds to two minutes), of
+one artifact, task type, dataset and cell, are taken in the order of their folders and cut into
+consecutive bundles of at most ``size`` runs whose runtimes (estimated hours × margin, what each
+run alone would ask SLURM for, less the per-job allowance) add up to at most ``hours``. Runs
+bundle with runs of the same artifact (the first that uses them) and cell, so that a change to
+one artifact's settings, an edit of one cell's file, or a cell joining a study makes new bundles
+of those runs and leaves the other jobs as they were (a bundle whose members change is a new
+job, which rewrites its finished members' outputs from their finished checkpoints). Models of
+one cell share bundles. A run whose runtime alone exceeds ``hours``, or a bundle of one, trains
+alone. Otherwise, without a cost plan nothing is bundled: a bundle's runtime must come from
+measured costs.
+
+Sizes (config/config.yaml): 8-hour bundles cut the paper plan (this CPU's cost plan) from 4,964
+training submissions to 1,789; ``size`` (8) bounds a bundle where runs are short, so that on a
+laptop no bundle holds the other core idle at the end: the `mini` plan trains 362 runs in 113
+jobs instead of 350, the `ci` plan 141 in 101 instead of 137.
 
 A bundle's job asks SLURM for the sum of its runs' runtimes and one allowance
 (:func:`rnnrepro.cost.job_runtime_minutes`) and for the memory of its largest run (they train one
@@ -43,7 +45,7 @@ class Bundling:
     """The ``bundling`` section of config/config.yaml."""
 
     hours: float = 0.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
-    size: int = 32  # most runs in one bundle
+    size: int = 8  # most runs in one bundle
     unmeasured_hours: float | None = None  # runtime assumed for a run the cost plan lacks (None: not bundled)
 
     @classmethod
@@ -74,10 +76,10 @@ class Bundle:
 
 
 def bundle_key(identity: dict, dataset: str | None, artifact: str = "") -> str:
-    """Runs that may share a bundle: of one artifact, one task type reading one dataset, one model
-    and one cell (so that a cell joining a study makes bundles of its own runs)."""
-    return (f"{artifact}:{identity['task']['name']}:{dataset or 'synthetic'}:{identity['model']['name']}:"
-            f"{identity['cell']['name']}")
+    """Runs that may share a bundle: of one artifact, one task type reading one dataset and one
+    cell (so that a cell joining a study, or an edit of a cell's file, makes bundles of its own
+    runs); its models share them."""
+    return f"{artifact}:{identity['task']['name']}:{dataset or 'synthetic'}:{identity['cell']['name']}"
 
 
 def plan_bundles(runs: dict[str, dict], datasets: dict[str, str | None], runtime_hours: dict[str, float],
