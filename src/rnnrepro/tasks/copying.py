@@ -32,24 +32,17 @@ over the split (1/8 by guessing).
 """
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor, nn
 
+from ..bounds import COPIED, DATA_CATEGORIES  # C_0..C_7, and the 10 of them copied
+from ..bounds import copying_baseline as memoryless_baseline  # noqa: F401 - the task's baseline, torch-free
 from .base import Batch, Task, TaskIO, main_output, random_order_chunks
 from .registry import TASKS
 
 CATEGORIES = 10  # C_0..C_9
-DATA_CATEGORIES = 8  # C_0..C_7
 BLANK, DELIMITER = 8, 9  # C_8, C_9
-COPIED = 10  # categories to memorise and reproduce
 SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2}
-
-
-def memoryless_baseline(T: int) -> float:
-    """The cross-entropy per step of the memoryless strategy: 10 log 8 / (T + 20) (nats)."""
-    return COPIED * math.log(DATA_CATEGORIES) / (T + 2 * COPIED)
 
 
 def copying_problem(n: int, T: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:

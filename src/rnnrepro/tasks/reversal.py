@@ -23,24 +23,12 @@ import math
 import torch
 from torch import Tensor, nn
 
+from ..bounds import reversal_bound as analytic_bound  # noqa: F401 - the task's bound, torch-free
 from ..metrics.items import ItemRecorder
 from .base import ACCURACY_ITEMS, Batch, Task, TaskIO, random_order_chunks, split_accuracy
 from .registry import TASKS
 
 SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2}
-
-
-def analytic_bound(d: int, T: int = 20, V: int = 4) -> float:
-    """The paper's expected accuracy (TPR) of a network that sees d inputs ahead (Sec. 4.1):
-
-        min(1, ½ (1 + 1/V) + ⌊(d + 1)/2⌋ · (1/T) · (1 − 1/V))
-
-    (the floor brackets are lost in the text extraction). A causal network (d = 0) "can output
-    the second half of the elements correctly and guess those in the first half with probability
-    1/V"; every two steps of delay make one more position known. For even T and d ≤ T it equals
-    :func:`exact_bound`, the count of known positions; it reaches 1 at d = T − 1.
-    """
-    return min(1.0, 0.5 * (1 + 1 / V) + ((d + 1) // 2) / T * (1 - 1 / V))
 
 
 def exact_bound(d: int, T: int = 20, V: int = 4) -> float:

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from ...bounds import reversal_bound as analytic_bound
 from ...metrics.formats import format_value
-from ...tasks.reversal import analytic_bound
 from ..inference import ITEMS, Arm, Estimate
 from ..inference import estimate as estimate_of
 from ..kinds.base import PAPER_CHECKS, Check

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ...tasks.reversal import analytic_bound
+from ...bounds import reversal_bound as analytic_bound
 from ...labels import CELL_ORDER, ordered
 from ...metrics.directions import higher_is_better
 from ...metrics.formats import format_mean_std, format_value, metric_format

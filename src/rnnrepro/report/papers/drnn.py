@@ -11,10 +11,10 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from ...bounds import reversal_bound as analytic_bound
 from ...claims.papers.drnn import as_int
 from ...labels import natural_key
 from ...metrics.formats import format_mean_std, format_value
-from ...tasks.reversal import analytic_bound
 from .. import frames, plots
 from ..study import StudyReport, display_markdown, display_table
 
