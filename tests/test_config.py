@@ -201,3 +201,18 @@ def test_snakemake_rejects_bad_config_before_any_job(repo, tmp_path):
     assert result.returncode != 0
     assert "Configuration error" in result.stderr + result.stdout
     assert "'huge' is not allowed; known: ci, mini, paper" in result.stderr + result.stdout
+
+
+def test_cell_settings_that_do_not_fit_are_named_once_per_setting():
+    """A cell setting its module rejects when built (a tiny instance) is a ConfigError naming the
+    cell, for every run that has it, while the build runs once per distinct cell setting."""
+    from rnnrepro import config_check
+    from rnnrepro.config_check import check_run_config
+
+    bad = {"task": {"name": "adding", "T": 5}, "model": {"name": "basic"},
+           "cell": {"name": "srn", "recurrent_init": "bogus"}, "train": {}}
+    config_check._tiny_cell_problem.cache_clear()
+    for T in (5, 6):
+        with pytest.raises(ConfigError, match=r"cell 'srn': recurrent_init must be one of"):
+            check_run_config({**bad, "task": {"name": "adding", "T": T}})
+    assert config_check._tiny_cell_problem.cache_info().misses == 1

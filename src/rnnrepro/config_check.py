@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import json
 import types
 import typing
 from typing import Any
@@ -76,6 +77,22 @@ def check_dataclass(owner: str, cls: type, params: dict) -> None:
             raise ConfigError(f"{owner} setting {key!r} = {value!r} has the wrong type; expected {hints[key]}")
 
 
+@functools.lru_cache(maxsize=None)
+def _tiny_cell_problem(cell_json: str) -> str | None:
+    """Build a tiny instance (2 × 2) of the cell: settings that do not fit together (e.g. an
+    identity W_hh for a cell without one) fail there. Once per cell setting (the paper plan has
+    thousands of runs and a few dozen cell settings)."""
+    from .cells import CELLS
+
+    cell = json.loads(cell_json)
+    name = cell.pop("name")
+    try:
+        CELLS[name](2, 2, **cell)
+    except (ValueError, TypeError) as error:
+        return f"cell {name!r}: {error}"
+    return None
+
+
 def check_run_config(cfg: dict) -> None:
     """Check names and parameters of a run's task, model, cell and training settings."""
     from .cells import CELLS
@@ -102,12 +119,9 @@ def check_run_config(cfg: dict) -> None:
         check_watched(cfg, TrainConfig(**(cfg.get("train") or {})))
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    cell = dict(cfg["cell"])
-    name = cell.pop("name")
-    try:  # a tiny instance: settings that do not fit together (e.g. an identity W_hh for a cell without one)
-        CELLS[name](2, 2, **cell)
-    except (ValueError, TypeError) as error:
-        raise ConfigError(f"cell {name!r}: {error}") from None
+    problem = _tiny_cell_problem(json.dumps(cfg["cell"], sort_keys=True))
+    if problem:
+        raise ConfigError(problem)
     from .models import compatible
 
     model, task = cfg["model"]["name"], cfg["task"]["name"]
