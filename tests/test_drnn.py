@@ -159,7 +159,7 @@ def test_the_study_loads_at_every_scale(scale):
         assert len([r for r in runs if r["task"]["name"] == "pos_chars"]) == 31 * 3 * 5
         assert all(r["model"]["hidden_size"] == 100 for r in runs if r["model"]["name"] == "delayed")
     else:
-        assert len(runs) <= {"ci": 15, "mini": 95}[scale]  # mini: Fig. 3 with three seeds
+        assert len(runs) <= {"ci": 15, "mini": 70}[scale]
         assert {r["task"].get("treebank") for r in runs if r["task"]["name"] == "pos_chars"} == {"ud_en_ewt_v2.3"}
 
 
@@ -221,10 +221,11 @@ def test_a_leaking_d_lstm_fails_the_bound_in_the_report(tmp_path):
 
     study = fake_study(tmp_path / "results", "drnn", "mini", leak)
     results = StudyReport.load(fake_inputs(tmp_path / "results", study, judged=False)).judge("fig3")
-    # three seeds at mini (the trend claim's `seeds`), equal here: the Bi-LSTM at 1.0 holds; the bound: above
-    # it beyond the test set's binomial half-width; the d-LSTMs reach the Bi-LSTM before T - 1, which the
-    # rise's reading excludes; the LSTM above ½(1 + 1/V); the highest delay reaches the Bi-LSTM
-    assert [r.ours.status for r in results] == ["holds", "does not hold", "does not hold", "does not hold", "holds"]
+    # the Bi-LSTM (one seed: open); the bound: above it beyond the test set's binomial half-width, whatever
+    # the seeds; reaching the Bi-LSTM before T - 1: one seed, open; the LSTM above ½(1 + 1/V); the highest delay
+    assert [r.ours.status for r in results] == ["inconclusive at this scale", "does not hold",
+                                                "inconclusive at this scale", "does not hold",
+                                                "inconclusive at this scale"]
 
 
 # ----------------------------------------------------------------------------- the checks' readings

@@ -22,9 +22,10 @@ alone. Otherwise, without a cost plan nothing is bundled: a bundle's runtime mus
 measured costs.
 
 Sizes (config/config.yaml): 8-hour bundles cut the paper plan (this CPU's cost plan) from 4,964
-training submissions to 1,789; ``size`` (8) bounds a bundle where runs are short, so that on a
-laptop no bundle holds the other core idle at the end: the `mini` plan trains 362 runs in 113
-jobs instead of 350, the `ci` plan 141 in 101 instead of 137.
+training submissions to 1,850; ``size`` (4) bounds a bundle where runs are short, so that on a
+laptop no bundle holds the other core idle at the end (a `mini` run with bundles of 8 ended on
+two bundles of 8 reversal runs of about 35 s each): the `mini` plan trains 338 runs in 139 jobs
+instead of 326, the `ci` plan 141 in 103 instead of 137.
 
 A bundle's job asks SLURM for the sum of its runs' runtimes and one allowance
 (:func:`rnnrepro.cost.job_runtime_minutes`) and for the memory of its largest run (they train one
@@ -45,7 +46,7 @@ class Bundling:
     """The ``bundling`` section of config/config.yaml."""
 
     hours: float = 0.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
-    size: int = 8  # most runs in one bundle
+    size: int = 4  # most runs in one bundle
     unmeasured_hours: float | None = None  # runtime assumed for a run the cost plan lacks (None: not bundled)
 
     @classmethod
