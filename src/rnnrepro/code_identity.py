@@ -35,7 +35,7 @@ SHARED_TRAINING_CODE = (f"{NAME}.train",)
 PACKED_TRAINING_CODE = f"{NAME}.packing"
 #: Folders and files holding code a run can execute (the DVC train stage's code deps).
 TRAINING_CODE = ("cells", "layers.py", "models", "tasks", "metrics", "data", "train.py", "packing.py", "registry.py",
-                 "atomic.py")
+                 "atomic.py", "bounds.py")
 
 
 def module_file(module: str, package: Path = PACKAGE) -> Path | None:
