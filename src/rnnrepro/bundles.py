@@ -24,7 +24,7 @@ measured costs.
 Sizes (config/config.yaml): 8-hour bundles cut the paper plan (this CPU's cost plan) from 4,964
 training submissions to 1,850; ``size`` (4) bounds a bundle where runs are short, so that on a
 laptop no bundle holds the other core idle at the end (a `mini` run with bundles of 8 ended on
-two bundles of 8 reversal runs of about 35 s each): the `mini` plan trains 338 runs in 139 jobs
+bundles of 8 sine and reversal runs, 19 s and more each): the `mini` plan trains 338 runs in 139 jobs
 instead of 326, the `ci` plan 141 in 103 instead of 137.
 
 A bundle's job asks SLURM for the sum of its runs' runtimes and one allowance
