@@ -164,4 +164,11 @@ def feedforward_diagonal(runs: list, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def feedforward_diagonal_labels(params: dict, reads: list[dict]) -> pd.DataFrame:
+    """The label combinations :func:`feedforward_diagonal` writes for runs with ``reads`` labels
+    that every model has (``parameter: all``; the per-matrix names depend on the model)."""
+    return pd.DataFrame([{**labels, "parameter": "all"} for labels in distinct(reads)])
+
+
+feedforward_diagonal.output_labels = feedforward_diagonal_labels
 feedforward_diagonal.emitted_metrics = frozenset({"diagonal_mean", "offdiagonal_mean_abs"})

@@ -186,7 +186,8 @@ class ConvergenceGap(Check):
     gap is k(``than``) − k(``better``) for each cell of ``better``; it holds when that gap rises
     from each T to the next. A ``than`` cell whose k reaches E at the larger T never left the
     baseline: its gap there is only a lower bound, so a gap that did not rise is then
-    inconclusive, not a failure.
+    inconclusive, not a failure; one that never left it at the smaller T makes the gap there a
+    lower bound, so a rise from it is inconclusive, not a success.
 
     Region: each rise of the gap > 0, every rise of a cell holding (:func:`~..noise.combined`),
     every cell by ``in:`` (Holm's correction). Noise: of the four means of a rise
@@ -233,8 +234,13 @@ class ConvergenceGap(Check):
                 spreads.append(noise)
                 ok = decide(gaps[i] - gaps[i - 1], noise, context)
                 if ok.holds is not True and after["mean_l"] >= b:
-                    # the slower cell never converged: its gap is a lower bound, which cannot refute a rise
+                    # the slower cell never converged at the larger T: its gap there is a lower bound,
+                    # which cannot refute a rise
                     ok = replace(ok, holds=None, p_fails=1.0)
+                elif ok.holds is True and before["mean_l"] >= b:
+                    # nor at the smaller T: the gap there is a lower bound too, so a rise from it to a
+                    # larger gap is not shown (the true gap may have been larger already)
+                    ok = replace(ok, holds=None, p_holds=1.0)
                 rises.append(ok)
             ok = combined(rises)
             label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
