@@ -283,20 +283,28 @@ def test_bilstm_suffers_compares_the_ends_of_the_gamma_axis_and_better_pairs_the
     assert judge_claim_of("fig4", "As the non-linearity", sine_summary_of(flat), "paper").holds is False
     better = judge_claim_of("fig4", "An interesting outcome", sine_summary_of(paper_like), "paper")
     assert better.holds is True
-    # the d-LSTM at a = 1 only better than the Bi-LSTM at a = 10, not at a = 1: fails (same cells compared)
+    # worse than the Bi-LSTM at a = 1 only: still the outcome in most cells (the authors' own restatement:
+    # "outperforming a Bi-LSTM in some cases"); worse at every a but 1: fails (same cells compared)
     def worse_at_one(labels):
         if labels["model"] == "delayed" and labels["delay"] != "0" and labels["acausality"] == "1":
             return 0.5
         return paper_like(labels)
-    assert judge_claim_of("fig4", "An interesting outcome", sine_summary_of(worse_at_one), "paper").holds is False
+    assert judge_claim_of("fig4", "An interesting outcome", sine_summary_of(worse_at_one), "paper").holds is True
+
+    def better_at_one_only(labels):
+        if labels["model"] == "delayed" and labels["delay"] != "0" and labels["acausality"] not in ("0", "1"):
+            return 0.5
+        return paper_like(labels)
+    assert judge_claim_of("fig4", "An interesting outcome", sine_summary_of(better_at_one_only), "paper").holds is False
     assert judge_claim_of("fig4", "On the other hand", sine_summary_of(paper_like), "paper").holds is True
 
 
 def test_the_ceiling_of_the_bound_is_weighed_against_the_test_sets_noise():
-    """"Unable to reverse more than half": on ours the LSTM's accuracy holds it when below ½(1 + 1/V)
+    """"Unable to reverse more than half": on ours the LSTM's accuracy holds it when it is not above
+    ½(1 + 1/V) by half of one more reversed element, ½ (1/T)(1 − 1/V) (1.875 pp at T = 20, V = 4),
     beyond the binomial noise of the test set (2,000 sequences of T = 20 at the paper scale: ± 0.25 pp
-    at 90 %), fails above it beyond that noise (a leak), whatever the seeds, and is open in between:
-    sitting on a ceiling is no evidence of staying under it. Published (read off Fig. 3): to 1 pp."""
+    at 90 %), whatever the seeds; it fails above that beyond the noise and is open in between. An
+    LSTM exactly at the bound reverses half, and holds. Published (read off Fig. 3): to 1 pp."""
     def frame(accuracy: float, std: float = 0.001, n: int = 3) -> pd.DataFrame:
         return pd.DataFrame([{"grid": "dlstm", "model": "delayed", "delay": "0", "T": "20", "V": "4",
                               "metric": "test_accuracy", "mean": accuracy, "std": std, "n": n}])
@@ -304,8 +312,9 @@ def test_the_ceiling_of_the_bound_is_weighed_against_the_test_sets_noise():
     quote = "The LSTM network does not use acausal"
     assert judge_claim_of("fig3", quote, frame(0.620), "paper").holds is True
     assert judge_claim_of("fig3", quote, frame(0.620, float("nan"), 1), "paper").holds is True  # one seed too
-    assert judge_claim_of("fig3", quote, frame(0.625), "paper").holds is None
-    assert judge_claim_of("fig3", quote, frame(0.630), "paper").holds is False
+    assert judge_claim_of("fig3", quote, frame(0.625), "paper").holds is True
+    assert judge_claim_of("fig3", quote, frame(0.6435), "paper").holds is None  # at the edge of the region
+    assert judge_claim_of("fig3", quote, frame(0.650), "paper").holds is False  # one more element: a leak
     assert judge_claim_of("fig3", quote, frame(0.630), None).holds is True
 
 
