@@ -112,15 +112,20 @@ dataset_statistics.emitted_metrics = frozenset({f"{split}_sentences" for split i
 
 
 @ANALYSES.register("parameters_at_size")
-def parameters_at_size(runs: list, sizes: dict, data: dict | None = None, seed: int = 0) -> pd.DataFrame:
+def parameters_at_size(runs: list, sizes: dict, cell: dict | None = None, data: dict | None = None,
+                       seed: int = 0) -> pd.DataFrame:
     """Our UAS and LAS of trained runs beside the parameters of the same model at ``sizes``
     (elstm Table 8: the paper's embedding and hidden size 512), counted in our modules on the
-    run's task (its vocabularies). Long form: model, cell, metric (test_uas, test_las, params), value."""
+    run's task (its vocabularies), with the cell settings ``cell`` over the run's (e.g.
+    ``recurrent_bias: false``: one bias per gate, as Table 1 counts a cell; torch's two bias
+    vectors per gate add up to one in the function the run computes). Long form: model, cell,
+    metric (test_uas, test_las, params), value."""
     from ..train import build_run
 
     rows = []
     for run in runs:
-        identity = {**run.identity, "model": {**run.identity["model"], **sizes}}
+        identity = {**run.identity, "model": {**run.identity["model"], **sizes},
+                    "cell": {**run.identity["cell"], **(cell or {})}}
         _, model = build_run(identity, run.data)
         labels = {"model": run.identity["model"]["name"], "cell": run.identity["cell"]["name"],
                   "seed": run.identity["seed"]}
