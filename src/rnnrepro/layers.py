@@ -270,7 +270,7 @@ def flattening_obstacle(cell: RecurrentCell) -> str | None:
     return None
 
 
-def flatten_stack(cells: list[RecurrentCell]) -> FlattenedRecurrent:
+def flatten_stack(cells: list[RecurrentCell], force: bool = False) -> FlattenedRecurrent:
     """The single-layer network equal to the stack of ``cells`` (bottom first), drnn eqs. 5-6.
 
     With n units per layer and chunk c of each weight (one chunk for the SRN; i, f, g, o for
@@ -282,13 +282,15 @@ def flatten_stack(cells: list[RecurrentCell]) -> FlattenedRecurrent:
     Extra per-unit parameters are concatenated by block (LSTM+'s W_ff block-diagonally,
     ELSTM's cell bias); ELSTM's scaling vectors are shifted by i - 1 positions in block i, since
     block i runs i - 1 steps behind the input. Raises NotImplementedError naming the cell for
-    cells the construction cannot express (see :func:`flattening_obstacle`).
+    cells the construction cannot express (see :func:`flattening_obstacle`), unless ``force``:
+    then the same block weights are built anyway, e.g. for a GRU, to measure how far eq. 5's
+    construction is from the stack (drnn's "the proof easily extends to ... GRUs").
     """
     if not cells:
         raise ValueError("flatten_stack needs at least one cell")
     first = cells[0]
     obstacle = flattening_obstacle(first)
-    if obstacle is not None:
+    if obstacle is not None and not (force and first.can_flatten is False and first.hh_chunks == first.num_chunks):
         raise NotImplementedError(f"cannot flatten a stack of {obstacle}")
     n = first.hidden_size
     for i, cell in enumerate(cells):

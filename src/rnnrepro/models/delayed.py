@@ -110,17 +110,18 @@ class FlattenedRNN(nn.Module):
         self.initialised_from_stack = False
 
     @classmethod
-    def from_stacked(cls, stacked: StackedRNN) -> FlattenedRNN:
-        """The flattened model computing what ``stacked`` (one-directional) computes, at delay k - 1."""
+    def from_stacked(cls, stacked: StackedRNN, force: bool = False) -> FlattenedRNN:
+        """The flattened model computing what ``stacked`` (one-directional) computes, at delay k - 1
+        (``force``: eq. 5's block weights even where they cannot be exact, see :func:`flatten_stack`)."""
         model = cls.__new__(cls)  # skip __init__: every part comes from ``stacked``
         nn.Module.__init__(model)
-        model._take_stack(stacked)
+        model._take_stack(stacked, force)
         return model
 
-    def _take_stack(self, stacked: StackedRNN) -> None:
+    def _take_stack(self, stacked: StackedRNN, force: bool = False) -> None:
         self.io = stacked.io
         self.encoder = copy.deepcopy(stacked.encoder)
-        self.rnn = flatten_stack(stacked.rnn.cells())
+        self.rnn = flatten_stack(stacked.rnn.cells(), force)
         top = stacked.head
         self.head = nn.Linear(self.rnn.output_size, top.out_features,
                               device=top.weight.device, dtype=top.weight.dtype)
