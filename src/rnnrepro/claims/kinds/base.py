@@ -3,6 +3,8 @@ and that of the paper checks (:data:`PAPER_CHECKS`, by ``<study>:<Class>``), and
 data from which examples and counterexamples are built."""
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -43,6 +45,9 @@ class Check:
         self.most = self.quantifier == MOST
         #: ``noise: seeds``: weigh differences only against the spread over seeds (see Context.noise_of)
         self.seeds_only = self.spec.get("noise") == "seeds"
+        #: ``noise: none``: the sentence is about the one trained model a figure shows (the values of
+        #: an analysis that keeps one model, e.g. the best restart): read as measured, exact
+        self.as_measured = self.spec.get("noise") == "none"
 
     def higher(self, metric: str) -> bool:
         return higher_is_better(metric, self.spec.get("higher_is_better"))
@@ -54,6 +59,8 @@ class Check:
         statistic = self.spec.get("statistic", "mean")
         if statistic != "mean" and statistic in rows:  # published numbers have their value only
             rows = rows.assign(mean=rows[statistic])
+        if self.as_measured and "n" in rows:  # ours: one trained model's values, exact (published: as printed)
+            rows = rows.assign(std=0.0, n=rows["n"].where(rows["n"].isna(), math.inf), run="")
         return rows[rows["mean"].notna()]
 
     def judge(self, frame: pd.DataFrame, context: Context) -> Verdict:
