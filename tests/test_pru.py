@@ -276,12 +276,15 @@ def test_published_tables_are_consistent_with_the_papers_text():
 
 def test_table1_verdicts_on_the_published_numbers():
     table = published("table1")
-    assert [judge("table1", i, table).holds for i in range(3)] == [True, True, True]
-    generalises = judge("table1", 2, table)
+    assert [judge("table1", i, table).holds for i in range(4)] == [True, True, True, True]
+    generalises = judge("table1", 3, table)
     assert any("LSTM +0.98" in d and "PRU +1.31" in d for d in generalises.details)
     swapped = table.copy()  # LSTM's test NLL 1 nat lower: its gap V − T becomes the largest
     swapped.loc[(swapped["cell"] == "lstm") & (swapped["metric"] == "test_sentence_nll"), "mean"] -= 1.0
-    assert judge("table1", 2, swapped).holds is False
+    assert judge("table1", 3, swapped).holds is False
+    helping = table.copy()  # LSTM+ 1 % below the LSTM: more than the 0.43 % the paper calls an improvement
+    helping.loc[helping["cell"] == "lstm_plus", "mean"] = helping.loc[helping["cell"] == "lstm", "mean"].to_numpy() * 0.99
+    assert judge("table1", 0, helping).holds is False
     apart = table.copy()  # PRU+ about 1 % worse than PRU: beyond the 0.8 % below the 0.82 % the paper calls "better"
     apart.loc[apart["cell"] == "pru_plus", "mean"] *= 1.015
     assert judge("table1", 1, apart).holds is False
@@ -297,12 +300,16 @@ def test_table2_verdicts_on_the_published_numbers():
 
 def test_significantly_better_is_read_as_a_t_test_and_as_good_as_by_the_papers_own_gap():
     """On the published numbers (one run per cell, no test) PRU+ leads the LSTM everywhere: only the sign
-    is checked there. "As good as" allows PRU's 0.14 BLEU shortfall the paper calls so (Fi-En); at En-De
-    beam 1 PRU trails by 0.03, so "slightly better for En-De" fails on the published numbers."""
+    is checked there. "As good as" allows PRU's 0.14 BLEU shortfall of 10.20 the paper calls so (Fi-En:
+    1.4 %); "slightly better for En-De" holds at some beam, as the authors say it of a table where PRU
+    trails by 0.03 at beam 1 and leads by 0.11 at beam 12; behind at both beams, it fails."""
     assert judge("table3", 0, published("table3")).holds is True
     assert judge("table4", 0, published("table4")).holds is True
     assert judge("table3", 1, published("table3")).holds is True
-    assert judge("table4", 1, published("table4")).holds is False
+    assert judge("table4", 1, published("table4")).holds is True
+    trailing = published("table4")
+    trailing.loc[(trailing["cell"] == "pru") & (trailing["metric"] == "test_bleu"), "mean"] -= 0.15
+    assert judge("table4", 1, trailing).holds is False
     behind = published("table3")
     behind.loc[(behind["cell"] == "pru") & (behind["direction"] == "fi-en"), "mean"] -= 0.2
     assert judge("table3", 1, behind).holds is False  # 0.34 behind: no longer "as good as"
@@ -359,7 +366,9 @@ def test_adding_convergence_gap_in_epochs_and_no_significant_difference():
     spec = load_study("pru", STUDIES, SCHEMA, "paper").artifacts["fig2"].claims[2]["check"]
     check = build_check(spec)
     mse = same[same["metric"] == "mean_dev_mse"]
-    assert check.judge(mse, Context(mse.iloc[0:0], "mini")).holds is None  # equal means, no tolerance: open
+    assert check.judge(mse, Context(mse.iloc[0:0], "mini")).holds is True  # equal means, inside ± 0.0167 (Fig. 2's precision)
+    strict = build_check({**spec, "params": {**spec["params"], "tolerance": 0.0}})
+    assert strict.judge(mse, Context(mse.iloc[0:0], "mini")).holds is None  # no tolerance: can fail, never hold
     within = build_check({**spec, "params": {**spec["params"], "tolerance": 0.02}})
     assert within.judge(mse, Context(mse.iloc[0:0], "mini")).holds is True  # 0 ± 0.012, inside ± 0.02
     exact = mse.assign(std=0.0)
