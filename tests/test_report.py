@@ -115,13 +115,18 @@ def test_summary_over_seeds_joined_with_published():
 
 
 # ----------------------------------------------------------------------------- the fixed verdicts
-def test_elstm_pos_claims_fail_on_the_published_table():
-    """The paper's Table 7 does not support its own sentences (GRU beats ELSTM in the basic RNN;
-    the BRNN beats the DBRNN with GRU): the report must say so."""
+def test_elstm_pos_claims_on_the_published_table():
+    """"Equal or better" is read with the authors' own "equal": Table 7's ELSTM trails by 0.07 to
+    0.58 pp in four places, which their sentence calls equal, so it holds there and a 1 pp
+    shortfall fails; the DBRNN sentence fails on the paper's own table (the BRNN beats the DBRNN
+    with the GRU), and the report must say so."""
     table7 = published("elstm", "table7")
     equal_or_better = judge("elstm", "table7", 0, table7)
-    assert equal_or_better.holds is False
-    assert any("basic: elstm 87.44 % not better than gru 87.51 %" in d for d in equal_or_better.details)
+    assert equal_or_better.holds is True
+    behind = table7.copy()
+    behind.loc[(behind["model"] == "basic") & (behind["cell"] == "elstm"), "mean"] -= 0.01
+    worse = judge("elstm", "table7", 0, behind)
+    assert worse.holds is False and any("basic: elstm" in d and "not better than gru" in d for d in worse.details)
     dbrnn = judge("elstm", "table7", 1, table7)
     assert dbrnn.holds is False and any("gru: dbrnn 89.06 % not better than brnn 89.39 %" in d for d in dbrnn.details)
 
@@ -138,9 +143,10 @@ def test_elstm_dp_claims_judge_uas_and_las_against_lstm_and_gru():
 
 
 def test_pru_adding_claims_judge_speed_per_t():
-    def summary(values):
-        return pd.DataFrame([{"cell": c, "T": str(T), "metric": "mean_dev_mse", "mean": v}
-                             for (c, T), v in values.items()])
+    def summary(values):  # the curve's mean, and where it ends: PRU and PRU+ below the baseline 0.167
+        return pd.DataFrame([{"cell": c, "T": str(T), "metric": metric, "mean": v if metric == "mean_dev_mse"
+                              else (0.167 if c == "lstm" else 0.01)}
+                             for (c, T), v in values.items() for metric in ("mean_dev_mse", "dev_mse")])
 
     faster = {("lstm", 100): 0.15, ("pru", 100): 0.08, ("pru_plus", 100): 0.09,
               ("lstm", 500): 0.16, ("pru", 500): 0.05, ("pru_plus", 500): 0.06}
@@ -150,6 +156,9 @@ def test_pru_adding_claims_judge_speed_per_t():
     assert judge("pru", "fig2", 0, summary(shrinking)).holds is True
     assert judge("pru", "fig2", 1, summary(shrinking)).holds is False
     assert judge("pru", "fig2", 0, summary({**faster, ("pru_plus", 100): 0.2})).holds is False
+    stuck = summary(faster)  # no cell leaves the baseline: faster to nowhere is not converging faster
+    stuck.loc[stuck["metric"] == "dev_mse", "mean"] = 0.167
+    assert judge("pru", "fig2", 0, stuck).holds is False
 
 
 def test_drnn_reversal_bound_fails_above_the_bound():
@@ -173,31 +182,34 @@ def test_drnn_reversal_bound_fails_above_the_bound():
     assert judge("drnn", "fig3", 0, summary(lambda d: 0.5).assign(mean=0.95)).holds is False
 
 
-def test_drnn_reversal_bound_on_ours_is_read_at_the_precision_of_fig3_below_and_of_the_test_set_above():
-    """Ours at the paper scale (T = 20, 2,000 test sequences), three seeds per delay: short of the
-    bound by less than Fig. 3's 1 pp meets it, by more (beyond the seeds' noise) does not; above
-    it by more than the test set's half-width (0.3 pp at d = 0) is a leak; one seed leaves a
-    shortfall open."""
+def test_drnn_reversal_bound_on_ours_is_read_at_the_precision_of_fig3_on_the_best_run():
+    """Ours at the paper scale (T = 20, 2,000 test sequences), three seeds per delay: "capable of
+    achieving" is read on each delay's best run, weighed by the test set's binomial noise, with
+    Fig. 3's 1 pp on both sides: at the bound or short of it by less than 1 pp holds, short by more
+    does not, and above it by more than 1 pp beyond the noise is a leak. A seed stopped early does
+    not sink the delay: only the best run counts."""
     from rnnrepro.tasks.reversal import analytic_bound
 
     claim = load_study("drnn", STUDIES, SCHEMA, "paper").artifacts["fig3"].claims[1]
     assert claim["quote"] == "The network is capable of achieving the expected statistical bound."
     check = build_check(claim["check"])
 
-    def ours(gap: float, std: float = 0.001, n: int = 3):
-        frame = pd.DataFrame([{"grid": "dlstm", "model": "delayed", "delay": str(d), "T": "20", "V": "4",
-                               "metric": "test_accuracy", "mean": min(1.0, analytic_bound(d, 20, 4)) + gap,
-                               "std": std, "n": n} for d in range(0, 19, 3)])
-        return check.judge(frame, Context(pd.DataFrame(), "paper"))
+    def ours(best_gap: float, mean_gap: float | None = None, n: int = 3):
+        rows = []
+        for d in range(0, 19, 3):
+            bound = min(1.0, analytic_bound(d, 20, 4))
+            rows.append({"grid": "dlstm", "model": "delayed", "delay": str(d), "T": "20", "V": "4",
+                         "metric": "test_accuracy", "mean": bound + (best_gap if mean_gap is None else mean_gap),
+                         "std": 0.02 if n > 1 else float("nan"), "n": n, "max": bound + best_gap})
+        return check.judge(pd.DataFrame(rows), Context(pd.DataFrame(), "paper"))
 
-    assert ours(-0.005).holds is True  # 0.5 pp short, beyond the seeds' noise but within the figure's
+    assert ours(-0.005).holds is True  # the best run 0.5 pp short: within the figure's precision
+    assert ours(0.0).holds is True  # exactly at the bound
+    assert ours(0.0, mean_gap=-0.03).holds is True  # one seed far short: the best run is at the bound
     short = ours(-0.02)
     assert short.holds is False and any("short of it by more than 1 pp" in d for d in short.details)
-    # within the noise over seeds: open (no evidence of falling short is not evidence of achieving
-    # it; the old engine said "holds")
-    assert ours(-0.02, std=0.02).holds is None
-    assert ours(+0.005).holds is False  # above the bound by more than 0.3 pp at d = 0: a leak
-    assert ours(-0.02, std=float("nan"), n=1).holds is None
+    assert ours(+0.02).holds is False  # 2 pp above the bound: a leak
+    assert ours(-0.02, n=1).holds is False  # one run, 2 pp short beyond the test set's noise
 
 
 # ----------------------------------------------------------------------------- notebooks

@@ -128,10 +128,10 @@ def test_the_unchanged_copy_loads(tmp_path):
 @pytest.mark.parametrize("scale", ["ci", "paper"])
 def test_a_misspelt_claim_metric_stops_the_parse(tmp_path, scale):
     def misspell(study):
-        study["artifacts"]["fig2"]["claims"][0]["check"]["metric"] = "test_mes"
+        study["artifacts"]["fig2"]["claims"][0]["check"][1]["metric"] = "test_mes"
 
     message = parse_error(pru_copy(tmp_path, misspell), scale)
-    assert f"{tmp_path / 'studies' / 'pru.yaml'}: artifacts.fig2.claims[0].check.metric: unknown metric 'test_mes'" \
+    assert f"{tmp_path / 'studies' / 'pru.yaml'}: artifacts.fig2.claims[0].check[1].metric: unknown metric 'test_mes'" \
         in message
     assert "did you mean 'test_mse'?" in message and "fig2's runs emit: dev_mse, epochs, mean_dev_mse" in message
 
