@@ -46,6 +46,15 @@ def elstm(inputs: int) -> nn.Module:
     return build_cell("elstm", inputs, N, period=100, recurrent_bias=False, cell_bias=False)
 
 
+def walk(model: nn.Module, steps) -> None:
+    """Apply each (what, change, size) of ``steps`` to ``model``: each change must alter its count
+    by exactly the size the study states."""
+    for what, change, size in steps:
+        before = count(model)
+        change(model)
+        assert count(model) - before == size, what
+
+
 def test_the_analysis_counts_our_models_with_one_bias_per_gate(treebank, repo, monkeypatch):
     import rnnrepro.analyses.elstm as analyses
     from rnnrepro.studies import load_study, study_schema_of
@@ -80,10 +89,7 @@ def test_the_published_seq2seq_count_is_ours_less_the_stated_terms(treebank):
         ("decoder embedding of 180 rows", lambda m: setattr(m.feedback, "embedding", nn.Embedding(K, E)), -15_360),
         ("four input specials", lambda m: setattr(m.encoder, "embedding", nn.Embedding(V, E)), +1_024),
     ]
-    for what, change, size in steps:
-        before = count(model)
-        change(model)
-        assert count(model) - before == size, what
+    walk(model, steps)
     assert count(model) == 12_684_468  # Table 8, Seq2seq-E
 
 
@@ -113,10 +119,7 @@ def test_the_published_dbrnn_count_is_ours_less_the_stated_terms(treebank):
         ("heads without bias, one 180-vector", lambda m: (heads(m, False), setattr(m, "pooling", OneVector())), -540),
         ("four input specials", lambda m: setattr(m.encoder, "embedding", nn.Embedding(V, E)), +1_024),
     ]
-    for what, change, size in steps:
-        before = count(model)
-        change(model)
-        assert count(model) - before == size, what
+    walk(model, steps)
     assert count(model) == 16_460_468  # Table 8, DBRNN-E
 
 

@@ -290,7 +290,8 @@ def flatten_stack(cells: list[RecurrentCell], force: bool = False) -> FlattenedR
         raise ValueError("flatten_stack needs at least one cell")
     first = cells[0]
     obstacle = flattening_obstacle(first)
-    if obstacle is not None and not (force and first.can_flatten is False and first.hh_chunks == first.num_chunks):
+    # force builds the blocks anyway only where every chunk sees h_{t-1} (the GRU), so they exist
+    if obstacle is not None and not (force and first.hh_chunks == first.num_chunks):
         raise NotImplementedError(f"cannot flatten a stack of {obstacle}")
     n = first.hidden_size
     for i, cell in enumerate(cells):
