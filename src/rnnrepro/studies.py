@@ -102,8 +102,9 @@ def plan_text(study: Study) -> str:
 
 
 def plan_digest_of(study: Study) -> str:
-    """sha256 of :func:`plan_text`: changes exactly when the plan does."""
-    return hashlib.sha256(plan_text(study).encode()).hexdigest()
+    """sha256 of the plan as compact JSON: changes exactly when the plan (:func:`plan_text`) does.
+    Compact, since json's C encoder writes no indented text: a tenth of the time on the paper plan."""
+    return hashlib.sha256(json.dumps(plan_of(study), separators=(",", ":")).encode()).hexdigest()
 
 
 def write_plan(study: Study, path: str | Path) -> None:

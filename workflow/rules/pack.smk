@@ -1,7 +1,7 @@
 # Packs: small runs of one architecture trained together as one batched model, one job each
 # (src/rnnrepro/packing.py; `packing` in config/config.yaml). A pack's job writes every member's
 # usual outputs into the member's own run folder, so aggregation, analyses and reports read
-# packed runs as any other; the pack's rule is preferred to `train` for them (ruleorder). Each
+# packed runs as any other; `train` (train.smk) builds only the runs in no pack or bundle. Each
 # pack is a rule of its own, since its outputs are a list of run folders no wildcard can name.
 # PACKS and the helpers are in common.smk.
 
@@ -30,5 +30,3 @@ for pack in PACKS:
             **TRAIN_RESOURCES.pack_memory(pack.members),
         script:
             "../scripts/train_pack.py"
-
-    workflow.ruleorder(f"train_{pack.name}", "train")
