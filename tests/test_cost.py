@@ -264,7 +264,7 @@ def test_timing_key_ignores_only_what_changes_no_step():
 def test_hand_written_cost_file_sizes_train_jobs_and_only_them(make_project):
     project = with_own_files(make_project(scale="ci", studies=["pru"]))
     planned = list(plan_of(project, studies=["pru"]))
-    config = ["--config", "scale=ci", "studies=[pru]"]
+    config = ["--config", "scale=ci", "studies=[pru]", "bundling={hours: 0}"]  # each run a train job of its own
     default = train_jobs(snakemake(project, "-n", "runs", *config).stdout)
     assert set(default) == set(planned)
     assert all(r["runtime"] == "60" and "mem_mb" not in r for r in default.values()), default

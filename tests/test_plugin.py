@@ -32,10 +32,14 @@ def test_a_sixth_study_plugs_in_with_three_files(make_project):
 
 def snakemake_in(project, *args: str) -> str:
     """Snakemake in a copy of the project with the copy's own package (its src/ first on the path,
-    so that the cell file written there, and any edit of the copy's code, is what runs)."""
+    so that the cell file written there, and any edit of the copy's code, is what runs). Bundles
+    hold one cell's runs, as at the paper scale (``mix_cells``, config/config.yaml: at ci, an edit
+    of a cell's file reruns the jobs of the mixed bundles that hold its runs, whose other runs
+    resume from their finished checkpoints)."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src")}
     result = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/local", *args,
-                             "--config", "extra_cells=[mgu]"], cwd=project, env=env, capture_output=True, text=True)
+                             "--config", "extra_cells=[mgu]", "bundling={mix_cells: []}"],
+                            cwd=project, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     return result.stdout + result.stderr
 

@@ -21,6 +21,13 @@ one cell share bundles. A run whose runtime alone exceeds ``hours``, or a bundle
 alone. Otherwise, without a cost plan nothing is bundled: a bundle's runtime must come from
 measured costs.
 
+Cells mixed (``mix_cells``: `ci` and `mini`). Where runs take seconds, starting a job (Python
+and torch, about 3 s) costs more than most runs, and a bundle of one cell is often one run: the
+`ci` plan trained 141 runs in 103 jobs with bundles of one cell, 44 with bundles that mix cells.
+There, runs of different cells share bundles. An edit of one cell's file then reruns the jobs of
+the bundles that hold its runs; those jobs' other runs resume from their finished checkpoints
+(whose key holds the code they ran, :func:`rnnrepro.train.checkpoint_key`) and train nothing.
+
 Sizes (config/config.yaml): 8-hour bundles cut the paper plan (this CPU's cost plan) from 5,026
 training submissions to 1,912 (at 6312b34); ``size`` (4) bounds a bundle where runs are short, so that on a
 laptop no bundle holds the other core idle at the end (a `mini` run with bundles of 8 ended on
@@ -48,15 +55,18 @@ class Bundling:
     hours: float = 0.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
     size: int = 4  # most runs in one bundle
     unmeasured_hours: float | None = None  # runtime assumed for a run the cost plan lacks (None: not bundled)
+    mix_cells: bool = False  # runs of different cells may share a bundle
 
     @classmethod
     def from_config(cls, section: dict | None, scale: str | None = None) -> "Bundling":
         """From the validated config section, its ``unmeasured_hours`` the one given for ``scale``
-        (numbers given as text on the command line read as such)."""
+        and ``mix_cells`` whether ``scale`` is listed there (numbers given as text on the command
+        line read as such)."""
         section = dict(section or {})
         unmeasured = (section.pop("unmeasured_hours", None) or {}).get(scale)
         if unmeasured is not None:
             section["unmeasured_hours"] = float(unmeasured)
+        section["mix_cells"] = scale in (section.pop("mix_cells", None) or [])
         if "hours" in section:
             section["hours"] = float(section["hours"])
         if "size" in section:
@@ -76,11 +86,12 @@ class Bundle:
         return job_name("bundle", self.members)
 
 
-def bundle_key(identity: dict, dataset: str | None, artifact: str = "") -> str:
-    """Runs that may share a bundle: of one artifact, one task type reading one dataset and one
-    cell (so that a cell joining a study, or an edit of a cell's file, makes bundles of its own
-    runs); its models share them."""
-    return f"{artifact}:{identity['task']['name']}:{dataset or 'synthetic'}:{identity['cell']['name']}"
+def bundle_key(identity: dict, dataset: str | None, artifact: str = "", by_cell: bool = True) -> str:
+    """Runs that may share a bundle: of one artifact, one task type reading one dataset and (with
+    ``by_cell``) one cell, so that a cell joining a study, or an edit of a cell's file, makes
+    bundles of its own runs; its models share them."""
+    cell = identity["cell"]["name"] if by_cell else "*"
+    return f"{artifact}:{identity['task']['name']}:{dataset or 'synthetic'}:{cell}"
 
 
 def plan_bundles(runs: dict[str, dict], datasets: dict[str, str | None], runtime_hours: dict[str, float],
@@ -98,7 +109,8 @@ def plan_bundles(runs: dict[str, dict], datasets: dict[str, str | None], runtime
         hours = runtime_hours.get(folder, bundling.unmeasured_hours)
         if folder in packed or hours is None or hours > bundling.hours:
             continue
-        groups[bundle_key(identity, datasets.get(folder), (artifacts or {}).get(folder, ""))].append(folder)
+        artifact = (artifacts or {}).get(folder, "")
+        groups[bundle_key(identity, datasets.get(folder), artifact, by_cell=not bundling.mix_cells)].append(folder)
     bundles: list[Bundle] = []
     for key in sorted(groups):
         current: list[str] = []
