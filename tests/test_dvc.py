@@ -20,15 +20,23 @@ def dvc(*args: str, cwd: Path):
 
 
 def snakemake_plan(cwd: Path) -> dict[str, int]:
-    """The jobs `snakemake -n all` plans, by rule ({} when there is nothing to be done)."""
+    """The jobs `snakemake -n all` plans, by rule ({} when there is nothing to be done): the jobs of
+    every training rule (runs alone, packs, bundles) as "train", and the runs they train as "runs"."""
     result = run_tool([sys.executable, "-m", "snakemake", "--profile", "profiles/local", "-n", "all"], cwd=cwd)
     output = result.stdout + result.stderr
     if "Nothing to be done" in output:
         return {}
     table = output[output.index("Job stats:"):].split("\n\n")[0]
-    counts = dict(re.findall(r"^([a-z_]+)\s+(\d+)$", table, re.MULTILINE))
+    counts = {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
     assert counts.get("total"), f"no job table in:\n{output[-3000:]}"
-    return {rule: int(n) for rule, n in counts.items() if rule != "total"}
+    plan: dict[str, int] = {}
+    for rule, n in counts.items():
+        if rule != "total":
+            name = "train" if re.fullmatch(r"train(_pack_\w+|_bundle_\w+)?", rule) else rule
+            plan[name] = plan.get(name, 0) + n
+    outputs = "\n".join(re.findall(r"^\s+output: (.*)$", output, re.MULTILINE))
+    runs = set(re.findall(r"runs/(task~[^/\s]+/model~[^/\s]+/cell~[^/\s]+/cfg~\w+/seed~\d+)/metrics.json", outputs))
+    return {**plan, "runs": len(runs)} if runs else plan
 
 
 def commit(cwd: Path, message: str) -> None:
@@ -97,7 +105,7 @@ def test_both_see_a_changed_experiment(project):
         study.write_text(original.replace("train_size: 200,", "train_size: 220,"))
         status = dvc("status", cwd=project).stdout
         assert "changed deps" in status and "config/studies" in status
-        assert snakemake_plan(project)["train"] == 3  # the 3 runs of pru fig2 at ci scale
+        assert snakemake_plan(project)["runs"] == 3  # the 3 runs of pru fig2 at ci scale
     finally:
         study.write_text(original)
     assert snakemake_plan(project) == {}

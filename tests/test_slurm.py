@@ -55,9 +55,15 @@ def cluster(tmp_path_factory):
 
 
 def slurm_project(make_project, epochs: int) -> Path:
-    """A copy with only the toy study (three runs ``epochs`` long) at ci scale, and the test profile."""
+    """A copy with only the toy study (three runs ``epochs`` long) at ci scale, and the test profile.
+    Its bundles hold one cell's runs, as at the paper scale (not the ci scale's mixed bundles), so
+    that the toy's three cells are three train jobs."""
     project = make_project(scale="ci", studies=["toy"])
     write_toy_study(project, epochs=epochs)
+    config = project / "config/config.yaml"
+    settings = yaml.safe_load(config.read_text())
+    settings["bundling"]["mix_cells"] = ["mini"]
+    config.write_text(yaml.safe_dump(settings))
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
     profile.update(LOCAL_CLUSTER_SETTINGS)
     (project / "slurm").unlink()
