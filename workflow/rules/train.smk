@@ -10,21 +10,11 @@
 # This rule makes only the runs in no pack or bundle (pack.smk, bundle.smk): each run has one rule
 # that makes it, with no rule order to settle, so Snakemake does not try a train job for each of
 # the paper plan's thousands of bundled runs (planning it took 23 s with a rule order per bundle).
-import re
-
-TRAINED_ALONE = set(RUNS) - {folder for job in (*PACKS, *BUNDLES) for folder in job.members}
-
-
-def trained_alone_pattern():
-    """The {run} wildcard of `train`: the folders that train alone (the common pattern when all do)."""
-    if len(TRAINED_ALONE) == len(RUNS):
-        return r"task~[^/]+/model~[^/]+/cell~[^/]+/cfg~[0-9a-f]{10}/seed~\d+"
-    return "|".join(re.escape(folder) for folder in sorted(TRAINED_ALONE)) or "(?!)"  # (?!): matches nothing
 
 
 rule train:
     wildcard_constraints:
-        run=trained_alone_pattern(),
+        run=trained_alone_pattern(PACKS + BUNDLES),
     input:
         unpack(run_dataset),
     output:
