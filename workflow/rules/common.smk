@@ -2,7 +2,6 @@
 # study expanded into its runs when the workflow is parsed, so a bad key, name or value
 # fails before any job starts. That parse-time plan is the only one: the summary and the
 # report read it from plans/<study>.json. Paths come from rnnrepro.layout (results/<scale>/...).
-import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -37,12 +36,9 @@ CLAIMS_CODE = sorted([*(str(p) for p in (SOURCE / "claims").rglob("*.py")),
 REPORT_CODE = sorted(str(p) for p in (SOURCE / "report").rglob("*.py"))
 
 
-RUN_PATTERN = r"task~[^/]+/model~[^/]+/cell~[^/]+/cfg~[0-9a-f]{10}/seed~\d+"
-
-
 wildcard_constraints:
     study="|".join(STUDIES) or "no-study",
-    run=RUN_PATTERN,
+    run=r"task~[^/]+/model~[^/]+/cell~[^/]+/cfg~[0-9a-f]{10}/seed~\d+",
     dataset=r"[A-Za-z0-9_.\-]+",
     artifact=r"[A-Za-z0-9_]+",
 
@@ -210,16 +206,6 @@ def pack_code(pack):
 def pack_dataset(pack):
     """The prepared dataset the pack's runs read (packable tasks share one, or none)."""
     return run_dataset(SimpleNamespace(run=pack.members[0]))
-
-
-def trained_alone_pattern(jobs):
-    """The {run} wildcard of `train` (train.smk): the run folders in none of ``jobs`` (packs and
-    bundles), or the common pattern when every run trains alone."""
-    grouped = {folder for job in jobs for folder in job.members}
-    if not grouped:
-        return RUN_PATTERN
-    alone = sorted(set(RUNS) - grouped)
-    return "|".join(re.escape(folder) for folder in alone) or "(?!)"  # (?!): matches nothing
 
 
 def share_train_settings(rule_name):

@@ -7,14 +7,9 @@
 # clean-up and the rerun resumes from it.
 # A run reruns when its settings, its dataset's content or the code it executes changes
 # (params; see src/rnnrepro/code_identity.py): a new cell, model or task file reruns nothing.
-# This rule makes only the runs in no pack or bundle (pack.smk, bundle.smk): each run has one rule
-# that makes it, with no rule order to settle, so Snakemake does not try a train job for each of
-# the paper plan's thousands of bundled runs (planning it took 23 s with a rule order per bundle).
 
 
 rule train:
-    wildcard_constraints:
-        run=trained_alone_pattern(PACKS + BUNDLES),
     input:
         unpack(run_dataset),
     output:
