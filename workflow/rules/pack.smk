@@ -1,8 +1,9 @@
 # Packs: small runs of one architecture trained together as one batched model, one job each
 # (src/rnnrepro/packing.py; `packing` in config/config.yaml). A pack's job writes every member's
 # usual outputs into the member's own run folder, so aggregation, analyses and reports read
-# packed runs as any other; the pack's rule is preferred to `train` for them (ruleorder, at the end of bundle.smk). Each
-# pack is a rule of its own, since its outputs are a list of run folders no wildcard can name.
+# packed runs as any other; the pack's rule is preferred to `train` for them (the rule order at
+# the end of bundle.smk). Each pack is a rule of its own, since its outputs are a list of run
+# folders no wildcard can name.
 # PACKS and the helpers are in common.smk.
 
 
