@@ -52,6 +52,37 @@ def test_outputs_do_not_change_when_padding_is_added_beside(cell, params):
     assert torch.allclose(together[:3, 1], alone[:, 0], atol=1e-6)
 
 
+@pytest.mark.parametrize("params", VARIANTS)
+def test_words_encoded_in_length_groups_equal_one_padded_batch(params, monkeypatch):
+    """Grouping the words by length (less padding) gives each word the encoding, and the model
+    the outputs and gradients, of encoding every word in its place padded to the batch's longest."""
+    batch = tag_batch([LONG, SHORT, [[1] * 9, [2]], [[3, 4, 5, 6], [7, 8, 1], [2] * 6]])
+    chars, lengths = batch.extra["chars"], batch.lengths
+
+    def padded_to_longest(model):  # every real word in its place, padded to the longest
+        real = torch.arange(chars.shape[0]).unsqueeze(1) < lengths
+        words = chars[real]
+        _, final = model.chars(model.char_embedding(words.T), (words != 0).sum(1))
+        out = final.new_zeros(*chars.shape[:2], final.shape[1])
+        out[real] = final
+        return out
+
+    for groups in (1, 3, 8):
+        monkeypatch.setattr(type(tagger()), "LENGTH_GROUPS", groups)
+        model = tagger(**params).train()
+        assert torch.allclose(model.char_encoding(chars, lengths), padded_to_longest(model), atol=1e-6)
+        out = model(batch)
+        out.square().sum().backward()
+        grads = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        with monkeypatch.context() as patch:
+            patch.setattr(model, "char_encoding", lambda *_: padded_to_longest(model))
+            reference = model(batch)
+        reference.square().sum().backward()
+        assert torch.allclose(out, reference, atol=1e-6)
+        assert all(torch.allclose(g, p.grad, atol=1e-6) for g, p in zip(grads, model.parameters()))
+
+
 def test_zero_delays_are_the_undelayed_network():
     """Delays of 0: the plain composition char RNN -> [embedding ; final state] -> word RNN -> head."""
     model = tagger(char_bidirectional=False, word_bidirectional=False, char_delay=0, word_delay=0)

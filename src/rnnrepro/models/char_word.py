@@ -88,15 +88,33 @@ class CharWordTagger(nn.Module):
                              word_bidirectional, word_delay, "word")
         self.head = nn.Linear(self.words.output_size, io.output_size)
 
+    #: The words of a batch are encoded in up to this many groups of similar length (sorted by
+    #: length, equal counts), each padded to its own longest word rather than the batch's. UD
+    #: English has "words" (URLs) of 74 characters beside a mean of 4.5: padded to the longest,
+    #: the 11,595 words of 500 training sentences cost 74 steps each; in 8 groups, 17 % of that
+    #: (the evaluation of a `mini` drnn Table 1 run took 2.5 times its training before).
+    LENGTH_GROUPS = 8
+
     def char_encoding(self, chars: Tensor, lengths: Tensor) -> Tensor:
-        """(T, B, W) character ids -> (T, B, char encoding); zero for padding words."""
+        """(T, B, W) character ids -> (T, B, char encoding); zero for padding words.
+
+        Each real word's encoding v = Encoder(c_1..c_m) depends on its own characters only, so
+        the words are encoded in groups of similar length (:attr:`LENGTH_GROUPS`) and put back
+        in place: the same function, with less padding to step through."""
         steps, batch, _ = chars.shape
         real = length_mask(lengths, steps).squeeze(2)  # (T, B)
         words = chars[real]  # (N, W): the real words only
+        out = chars.new_zeros(steps, batch, self.chars.output_size, dtype=self.char_embedding.weight.dtype)
+        if len(words) == 0:
+            return out
         char_lengths = (words != 0).sum(1)
-        _, final = self.chars(self.char_embedding(words.T), char_lengths)
-        out = final.new_zeros(steps, batch, final.shape[1])
-        out[real] = final
+        order = torch.argsort(char_lengths, stable=True)
+        encoded = []
+        for group in order.tensor_split(min(self.LENGTH_GROUPS, len(order))):
+            width = int(char_lengths[group].max())
+            _, final = self.chars(self.char_embedding(words[group, :width].T), char_lengths[group])
+            encoded.append(final)
+        out[real] = torch.cat(encoded)[torch.argsort(order)]  # back in the words' order
         return out
 
     def forward(self, batch: Batch) -> Tensor:
