@@ -32,8 +32,7 @@ Sizes (config/config.yaml): 8-hour bundles cut the paper plan (this CPU's cost p
 training submissions to 1,912 (at 6312b34); ``size`` (6) bounds a bundle where runs are short, so that on a
 laptop no bundle holds the other core idle long at the end (a `mini` run with bundles of 8 ended on
 bundles of 8 sine and reversal runs, 19 s and more each): with cells mixed the `mini` plan trains 334 runs
-in 62 jobs (92 with bundles of up to 4, 140 with bundles of one cell), the `ci` plan 141 in 33 (44, 103);
-the whole `mini` run took 29.4 minutes at f404e13, 36.5 with bundles of up to 4 (and more data).
+in 62 jobs (92 with bundles of up to 4, 140 with bundles of one cell), the `ci` plan 141 in 33 (44, 103).
 
 A bundle's job asks SLURM for the sum of its runs' runtimes and one allowance
 (:func:`rnnrepro.cost.job_runtime_minutes`) and for the memory of its largest run (they train one
