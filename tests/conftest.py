@@ -2,7 +2,9 @@
 and the order in which pytest-xdist hands test files to its workers (end-to-end runs first)."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -136,3 +138,49 @@ def make_project(repo, mirror, tmp_path_factory):
     def make(**config) -> Path:
         return copy_project(repo, tmp_path_factory.mktemp("project"), mirror, **config)
     return make
+
+
+JOBS_IN_PLAN = """
+import json, sys, yaml
+from pathlib import Path
+from rnnrepro.cost.plan import jobs_of
+from rnnrepro.studies import load_workflow_config
+config, runtime_hours = json.loads(sys.stdin.read())
+settings = {**yaml.safe_load(Path("config/config.yaml").read_text()), **config}
+settings, studies = load_workflow_config(settings, Path("workflow/schemas"), Path("config/studies"))
+jobs = {}
+for folder, name in jobs_of(studies, settings["packing"], settings["bundling"], runtime_hours, settings["scale"]).items():
+    jobs.setdefault(name, []).append(folder)
+print(json.dumps(jobs))
+"""
+
+
+def jobs_in_plan(project: Path, runtime_hours: dict[str, float] | None = None, **config) -> dict[str, set[str]]:
+    """Name -> run folders of every pack and bundle of ``project``'s plan, with config keys set
+    (e.g. scale="ci") and the cost plan's ``runtime_hours``, as the workflow makes them
+    (:func:`rnnrepro.cost.plan.jobs_of`), worked out by the project's own package (its src/
+    first on the path: a copy may hold a cell of its own)."""
+    env = {**tool_env(), "PYTHONPATH": str(project / "src")}
+    result = subprocess.run([sys.executable, "-c", JOBS_IN_PLAN], cwd=project, env=env, capture_output=True,
+                            text=True, input=json.dumps([config, runtime_hours]), check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {name: set(members) for name, members in json.loads(result.stdout).items()}
+
+
+def planned_trainings(dry_run: str, project: Path, **config) -> list[str]:
+    """The run folders a dry run's training jobs train, once per job that trains it: each run
+    trained alone (its metrics.json among the jobs' outputs) and each member of a pack or bundle
+    whose record, ``packs/<name>/trained.json``, is among them (:func:`jobs_in_plan`, with ``config``)."""
+    outputs = "\n".join(re.findall(r"^\s+output: (.*)$", dry_run, re.MULTILINE))
+    runs = re.findall(r"/runs/(task~[^,\s]+)/metrics\.json", outputs)
+    records = re.findall(r"/packs/((?:pack|bundle)_[0-9a-f]{10})/trained\.json", outputs)
+    if records:
+        jobs = jobs_in_plan(project, **config)
+        assert set(records) <= set(jobs), f"records of jobs not in the plan: {sorted(set(records) - set(jobs))}"
+        runs += [folder for name in records for folder in sorted(jobs[name])]
+    return runs
+
+
+def trained_runs(dry_run: str, project: Path, **config) -> set[str]:
+    """The run folders a dry run's training jobs train (:func:`planned_trainings`)."""
+    return set(planned_trainings(dry_run, project, **config))

@@ -2,6 +2,11 @@
 The SLURM path, preemption included, is in tests/test_slurm.py."""
 from __future__ import annotations
 
+import hashlib
+import json
+
+import pytest
+
 from rnnrepro.bundles import Bundle, Bundling, plan_bundles
 
 
@@ -107,3 +112,26 @@ def test_the_ci_and_mini_plans_train_in_fewer_jobs_and_each_bundle_is_one_task()
         for members in bundles.values():
             assert 2 <= len(members) <= loaded.config["bundling"]["size"]
             assert len({runs[folder]["task"]["name"] for folder in members}) == 1
+
+
+def test_a_record_holds_each_runs_outputs_digests_and_names_a_missing_one(tmp_path):
+    """rnnrepro.jobs: the record is what a pack's or bundle's job writes last, and what the rules reading its
+    runs ask for; its content changes exactly when a run's outputs do."""
+    from rnnrepro.jobs import RECORDED, record_of, write_record
+
+    folders = [tmp_path / "run0", tmp_path / "run1"]
+    for number, folder in enumerate(folders):
+        folder.mkdir()
+        for name in RECORDED:
+            (folder / name).write_bytes(f"{name} of run {number}".encode())
+    write_record(tmp_path / "trained.json", folders)
+    record = json.loads((tmp_path / "trained.json").read_text())
+    assert record == record_of(folders)
+    assert record["runs"][str(folders[1])]["model.pt"] == hashlib.sha256(b"model.pt of run 1").hexdigest()
+    assert record_of(folders) == record  # the same outputs, the same record
+    (folders[0] / "metrics.json").write_text("another metric")
+    assert record_of(folders)["runs"][str(folders[0])] != record["runs"][str(folders[0])]
+    assert record_of(folders)["runs"][str(folders[1])] == record["runs"][str(folders[1])]
+    (folders[1] / "model.pt").unlink()
+    with pytest.raises(FileNotFoundError, match="run1/model.pt"):
+        record_of(folders)

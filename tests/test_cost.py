@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, run_tool, tool_env, workflow_timeout
+from conftest import REPO, jobs_in_plan, run_tool, tool_env, workflow_timeout
 
 from rnnrepro import cost
+from rnnrepro.cost.resources import runtime_hours
 from rnnrepro.layout import Layout
 from rnnrepro.studies import load_workflow_config, settings_digest
 
@@ -181,7 +182,7 @@ def test_a_dry_run_asks_each_train_job_for_what_cost_csv_gives(measured):
         assert int(resources["mem_mb"]) == cost.memory_mb(rows[run]), (run, resources)
 
     dry = snakemake(project, "-n", "runs", *config).stdout
-    alone, bundles = train_jobs(dry), bundle_jobs(dry)
+    alone, bundles = train_jobs(dry), bundle_jobs(dry, project, rows)
     assert bundles, "no bundle in a costed plan with bundling on"
     members = [run for runs, _ in bundles for run in runs]
     assert sorted(members + list(alone)) == sorted(rows)
@@ -190,17 +191,17 @@ def test_a_dry_run_asks_each_train_job_for_what_cost_csv_gives(measured):
         assert int(resources["mem_mb"]) == max(cost.memory_mb(rows[run]) for run in runs), resources
 
 
-def bundle_jobs(dry_run: str) -> list[tuple[list[str], dict[str, str]]]:
-    """(run folders, resources) of every bundle job a dry run lists (its output's metrics files)."""
+def bundle_jobs(dry_run: str, project: Path, rows: dict[str, dict]) -> list[tuple[set[str], dict[str, str]]]:
+    """(run folders, resources) of every bundle job a dry run lists (its members: the plan's bundle
+    of that name, sized from the cost rows)."""
+    members = jobs_in_plan(project, runtime_hours(rows), scale="ci", studies=[STUDY])
     jobs = []
     for block in re.split(r"\n(?=\[[^\n]*\]\nrule )", dry_run):
-        if not re.search(r"^rule train_bundle_", block, re.MULTILINE):
+        if not re.search(r"^rule train_bundle:", block, re.MULTILINE):
             continue
-        output = re.search(r"output: (.*)", block).group(1)
-        runs = [path.split("results/ci/runs/", 1)[1].rsplit("/", 1)[0] for path in output.split(", ")
-                if path.endswith("metrics.json")]
+        name = re.search(r"wildcards: bundle=(\S+)", block).group(1)
         line = re.search(r"resources: (.*)", block).group(1)
-        jobs.append((runs, dict(part.split("=", 1) for part in line.split(", "))))
+        jobs.append((members[name], dict(part.split("=", 1) for part in line.split(", "))))
     return jobs
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BIN, run_tool
+from conftest import BIN, run_tool, trained_runs
 
 pytestmark = pytest.mark.slow
 
@@ -32,10 +32,9 @@ def snakemake_plan(cwd: Path) -> dict[str, int]:
     plan: dict[str, int] = {}
     for rule, n in counts.items():
         if rule != "total":
-            name = "train" if re.fullmatch(r"train(_pack_\w+|_bundle_\w+)?", rule) else rule
+            name = "train" if rule in ("train", "train_pack", "train_bundle") else rule
             plan[name] = plan.get(name, 0) + n
-    outputs = "\n".join(re.findall(r"^\s+output: (.*)$", output, re.MULTILINE))
-    runs = set(re.findall(r"runs/(task~[^/\s]+/model~[^/\s]+/cell~[^/\s]+/cfg~\w+/seed~\d+)/metrics.json", outputs))
+    runs = trained_runs(output, cwd)
     return {**plan, "runs": len(runs)} if runs else plan
 
 

@@ -228,12 +228,11 @@ def test_the_plan_packs_seeds_and_data_parameters_of_one_architecture():
 
 
 def job_stats(project: Path, *config: str) -> dict[str, int]:
-    """Snakemake's dry-run job counts: rule -> jobs (the pack rules summed under ``train_pack``)."""
+    """Snakemake's dry-run job counts: rule -> jobs."""
     out = run_tool([sys.executable, "-m", "snakemake", "-n", "all", "--config", *config], cwd=project).stdout
     table = out[out.index("Job stats"):].split("\n\n")[0]
     counts: dict[str, int] = {}
     for rule, count in re.findall(r"^(\w+)\s+(\d+)$", table, re.M):
-        rule = "train_pack" if rule.startswith("train_pack_") else rule
         counts[rule] = counts.get(rule, 0) + int(count)
     return counts
 

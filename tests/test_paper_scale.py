@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, find_mirror, run_tool
+from conftest import REPO, find_mirror, planned_trainings, run_tool
 
 from rnnrepro.data.fetch import fetch_dataset
 from rnnrepro.data.prepared import prepare_dataset
@@ -73,15 +73,13 @@ def test_configuration_takes_a_training_step(name, data_root):
 @pytest.mark.slow
 def test_the_paper_plan_has_every_run(make_project):
     """`snakemake -n all` at the paper scale plans every run exactly once, alone or as a member
-    of a pack (one job's output lists every member's files), in a fresh copy (its time is
-    measured by benchmarks/bench_plan.py)."""
+    of a pack (whose record, the job's output, stands for its members), in a fresh copy (its time
+    is measured by benchmarks/bench_plan.py)."""
     project = make_project(scale="paper")
     result = run_tool([sys.executable, "-m", "snakemake", "-n", "all"], cwd=project)
     _, studies = load_workflow_config({"scale": "paper"}, REPO / "workflow/schemas", REPO / "config/studies")
     runs = {folder for study in studies.values() for folder in study.runs}
-    planned = [path.split("/runs/", 1)[1].removesuffix("/metrics.json")
-               for line in result.stdout.splitlines() if line.strip().startswith("output:")
-               for path in map(str.strip, line.split(":", 1)[1].split(","))
-               if path.startswith("results/paper/runs/") and path.endswith("/metrics.json")]
+    planned = planned_trainings(result.stdout, project)
+    assert "/trained.json" in result.stdout  # packs at the paper scale too
     assert len(planned) == len(set(planned)), "a run is planned by two jobs"
     assert set(planned) == runs

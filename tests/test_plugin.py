@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import BIN, run_tool
+from conftest import BIN, planned_trainings, run_tool
 from fakes import write_toy_cell, write_toy_study
 
 pytestmark = pytest.mark.slow
@@ -45,8 +45,8 @@ def planned_jobs(project) -> list[set[str]]:
     planned = snakemake_in(project, "-n", "runs")
     jobs = []
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", planned):
-        outputs = "".join(re.findall(r"^\s+output: (.*)$", block, re.MULTILINE))
-        cells = set(re.findall(r"runs/task~\w+/model~\w+/cell~(\w+)/cfg~\w+/seed~\d+/metrics.json", outputs))
+        cells = {re.search(r"/cell~(\w+)/", run).group(1)
+                 for run in planned_trainings(block, project, extra_cells=["mgu"])}
         if cells:
             jobs.append(cells)
     return jobs

@@ -4,6 +4,8 @@ what reruns when (nothing for bookkeeping, only what depends on a retrained run)
 from __future__ import annotations
 
 import csv
+import json
+import os
 import re
 import sys
 from contextlib import contextmanager
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_tool
+from conftest import jobs_in_plan, run_tool, trained_runs
 from fakes import write_toy_study
 
 from rnnrepro.data.fetch import sha256_of
@@ -28,17 +30,12 @@ def snakemake(*args: str, cwd: Path):
 
 def planned(output: str, rule: str) -> int:
     """Jobs of ``rule`` in a dry run's job table; "train" counts every training job: runs alone,
-    packs and bundles (each listed twice, so counted by name)."""
+    packs and bundles (rules train, train_pack and train_bundle)."""
     if rule == "train":
-        jobs = dict(re.findall(r"^(train(?:_pack_\w+|_bundle_\w+)?)\s+(\d+)$", output, re.MULTILINE))
+        jobs = dict(re.findall(r"^(train(?:_pack|_bundle)?)\s+(\d+)$", output, re.MULTILINE))
         return sum(int(count) for count in jobs.values())
     found = re.search(rf"^{rule}\s+(\d+)$", output, re.MULTILINE)
     return int(found.group(1)) if found else 0
-
-
-def planned_runs(output: str) -> set[str]:
-    """The run folders whose outputs a dry run would make (a pack's or a bundle's, each member's)."""
-    return set(re.findall(r"results/ci/runs/([^,\s]+)/metrics\.json", output))
 
 
 @pytest.fixture(scope="module")
@@ -111,18 +108,11 @@ def test_changed_training_code_reruns_every_run(project):
     finally:
         common.write_text(original)
     output = result.stdout + result.stderr
-    members, packs = packed_at_ci(project)  # a pack's code identity holds its runs' (common.smk, pack_code)
-    assert len(planned_runs(output)) == len(list((project / "results/ci/runs").rglob("model.pt")))
-    assert len(set(re.findall(r"^(train_pack_\w+)\s+1$", output, re.MULTILINE))) == packs  # (job stats come twice)
+    jobs = jobs_in_plan(project)
+    assert len(trained_runs(output, project)) == len(list((project / "results/ci/runs").rglob("model.pt")))
+    # a pack's code identity holds its runs' (common.smk, pack_code)
+    assert planned(output, "train_pack") == len([name for name in jobs if name.startswith("pack_")]) >= 2
     assert "Params have changed" in output
-
-
-def packed_at_ci(project: Path) -> tuple[int, int]:
-    """How many runs the ci plan packs, in how many packs (rnnrepro.packing.plan_packs)."""
-    from test_packing import PACKS_AT_CI
-
-    out = run_tool([sys.executable, "-c", PACKS_AT_CI], cwd=project).stdout.split()
-    return int(out[0]), int(out[1])
 
 
 def test_an_artifact_naming_existing_runs_trains_nothing(project):
@@ -170,8 +160,9 @@ def test_another_scale_lives_apart_and_switching_back_retrains_nothing(project):
 
 
 def test_an_analysis_of_trained_models_reruns_only_with_them(project):
-    """An analysis names the runs it reads and gets their model.pt as inputs: it is computed
-    once, untouched by a rerun of the workflow, and recomputed when one of them is retrained."""
+    """An analysis names the runs it reads and gets, as inputs, their bundle's record (the sha256
+    of their outputs): it is computed once, untouched by a rerun of the workflow, and recomputed
+    when the bundle is trained again; a record rewritten with the same content reruns nothing."""
     weights = {"title": "Trained weights", "reads": [{"artifact": "fig1", "where": {"cell": ["lstm", "pru"]}}],
                "analysis": {"name": "weight_statistics", "parameters": ["weight_hh", "rnn.cell"]}}
     try:
@@ -184,14 +175,56 @@ def test_an_analysis_of_trained_models_reruns_only_with_them(project):
             assert "Nothing to be done" in again.stdout + again.stderr
             (lstm,) = [u for u in studies_of(project, studies=["toy"])["toy"].artifacts["weights"].reads
                        if u.labels["cell"] == "lstm"]
-            model = f"results/ci/runs/{lstm.folder}/model.pt"
-            snakemake(model, "--forcerun", model, "--config", "studies=[toy]", cwd=project)  # retrain one of the two
+            target = read_by_analyses(project, lstm.folder, studies=["toy"])
+            assert target.endswith("/trained.json"), target  # the toy's three ci runs share a bundle
+            record = project / target
+            content = record.read_bytes()
+            record.write_bytes(content)  # newer, the same content
+            same = snakemake("-n", "all", "--config", "studies=[toy]", cwd=project)
+            assert "Nothing to be done" in same.stdout + same.stderr
+            snakemake(target, "--forcerun", target, "--config", "studies=[toy]", cwd=project)
+            assert record.read_bytes() != content  # the runs' provenance holds the times of the new job
             plan = snakemake("-n", "all", "--config", "studies=[toy]", cwd=project)
             output = plan.stdout + plan.stderr
             assert planned(output, "analysis") == 1 and planned(output, "train") == 0, output[-2000:]
             assert "results/ci/analyses/toy/weights.csv" in output
     finally:
         snakemake("all", cwd=project)  # the index and metrics of every study again, for whatever runs next
+
+
+def read_by_analyses(project: Path, folder: str, **config) -> str:
+    """What the rules reading run ``folder`` ask for (common.smk, trained_output): its model.pt
+    when it trains alone, else its pack's or bundle's record."""
+    (name,) = [name for name, members in jobs_in_plan(project, **config).items() if folder in members] or [None]
+    return f"results/ci/packs/{name}/trained.json" if name else f"results/ci/runs/{folder}/model.pt"
+
+
+def test_a_bundled_run_that_lost_its_outputs_names_the_record_to_delete(project):
+    """The rules reading a bundled run ask for its bundle's record. When the record exists but the
+    run's model.pt does not (deleted by hand), planning stops and names the record; without the
+    record, the bundle alone is planned again."""
+    bundle, members = min((name, members) for name, members in jobs_in_plan(project).items()
+                          if name.startswith("bundle_"))
+    model = project / "results/ci/runs" / min(members) / "model.pt"
+    record = project / "results/ci/packs" / bundle / "trained.json"
+    kept = {path: (path.read_bytes(), path.stat()) for path in (model, record)}
+    try:
+        model.unlink()
+        stopped = run_tool([sys.executable, "-m", "snakemake", "--profile", "profiles/local", "-n", "all"],
+                           cwd=project, check=False)
+        assert stopped.returncode != 0
+        assert f"delete results/ci/packs/{bundle}/trained.json" in stopped.stdout + stopped.stderr
+        record.unlink()
+        plan = snakemake("-n", "runs", cwd=project)
+        output = plan.stdout + plan.stderr
+        assert planned(output, "train") == planned(output, "train_bundle") == 1, output[-2000:]
+        assert trained_runs(output, project) == members
+    finally:
+        for path, (content, status) in kept.items():
+            path.write_bytes(content)
+            os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns))
+    again = snakemake("-n", "all", cwd=project)
+    assert "Nothing to be done" in again.stdout + again.stderr
 
 
 def test_the_index_page_lists_every_artifact_with_its_verdicts(project):

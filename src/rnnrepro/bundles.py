@@ -45,7 +45,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from .packing import job_name
+from .jobs import Bundle
 
 
 @dataclass(frozen=True)
@@ -72,18 +72,6 @@ class Bundling:
         if "size" in section:
             section["size"] = int(section["size"])
         return cls(**section)
-
-
-@dataclass(frozen=True)
-class Bundle:
-    """Run folders trained one after another as one job."""
-
-    members: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        """``bundle_<10 hex digits>`` (:func:`rnnrepro.packing.job_name`)."""
-        return job_name("bundle", self.members)
 
 
 def bundle_key(identity: dict, dataset: str | None, artifact: str = "", by_cell: bool = True) -> str:

@@ -33,9 +33,10 @@ NAME = "rnnrepro"
 SHARED_TRAINING_CODE = (f"{NAME}.train",)
 #: The loop of runs trained packed (rnnrepro.packing), part of a packed run's code.
 PACKED_TRAINING_CODE = f"{NAME}.packing"
-#: Folders and files holding code a run can execute (the DVC train stage's code deps).
+#: Folders and files holding code a run can execute, and the record its pack's or bundle's job writes
+#: (the DVC train stage's code deps).
 TRAINING_CODE = ("cells", "layers.py", "models", "tasks", "metrics", "data", "train.py", "packing.py", "registry.py",
-                 "atomic.py", "bounds.py")
+                 "atomic.py", "bounds.py", "jobs.py")
 
 
 def module_file(module: str, package: Path = PACKAGE) -> Path | None:

@@ -57,7 +57,6 @@ does with another switch: seed 9's LSTM ends with dev loss 3.2e-4 with RNNREPRO_
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -74,6 +73,7 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from . import atomic
 from .cells import reference_loops
+from .jobs import Pack  # the workflow plans packs with rnnrepro.jobs, which imports no torch
 from .tasks import TASKS, Predictions, Task
 from .tasks.base import Batch
 from .train import (CHECKPOINT, EPOCH_CHECKPOINT_SECONDS, Kernels, NonFiniteLoss, Progress, ProgressReport, Resumed,
@@ -128,24 +128,6 @@ def pack_key(identity: dict, packing: Packing) -> str | None:
     shared = {key: value for key, value in identity.items() if key != "seed"}
     shared["task"] = {name: value for name, value in task.items() if name not in kind.data_params}
     return json.dumps(shared, sort_keys=True)
-
-
-def job_name(kind: str, members: tuple[str, ...]) -> str:
-    """``<kind>_<10 hex digits of sha256 over the member folders>``: a job of several runs (a pack,
-    a bundle), named stably while its members are."""
-    return f"{kind}_" + hashlib.sha256("\n".join(members).encode()).hexdigest()[:10]
-
-
-@dataclass(frozen=True)
-class Pack:
-    """Run folders trained together as one job."""
-
-    members: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        """``pack_<10 hex digits>`` (:func:`job_name`)."""
-        return job_name("pack", self.members)
 
 
 def plan_packs(runs: dict[str, dict], packing: Packing) -> list[Pack]:

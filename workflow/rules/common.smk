@@ -1,29 +1,43 @@
 # Helpers shared by the rules (no rules here). The configuration is validated and every
 # study expanded into its runs when the workflow is parsed, so a bad key, name or value
 # fails before any job starts. That parse-time plan is the only one: the summary and the
-# report read it from plans/<study>.json. Paths come from rnnrepro.layout (results/<scale>/...).
+# report read it from plans/<study>.json. It is kept in .snakemake/rnnrepro/ while the
+# settings, studies and code it comes from are unchanged (rnnrepro.workflow_plan).
+# Paths come from rnnrepro.layout (results/<scale>/...).
+import inspect
 from pathlib import Path
 from types import SimpleNamespace
 
-from rnnrepro.code_identity import analysis_code_identity, packed_loop_identity, run_code_identity
+from snakemake.common import overwrite_function_params
+
 from rnnrepro.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
+from rnnrepro.jobs import RECORDED, Pack
 from rnnrepro.layout import Layout
-from rnnrepro.packing import Packing, plan_packs
-from rnnrepro.studies import load_workflow_config, plan_digest_of, runs_of, write_plan
-from rnnrepro.tasks import TASKS
+from rnnrepro.studies import plan_digest_of, write_plan
+from rnnrepro.workflow_plan import load_plan
+
+
+def rule_function(function):
+    """Mark ``function`` as an input, params or resources function of a rule. Snakemake reads such a
+    function's signature every time it calls it (``inspect.signature``, about 10 µs; the paper
+    plan calls them 23,000 times); this reads it once and hands it to Snakemake
+    (``snakemake.common.overwrite_function_params``, which it consults first)."""
+    overwrite_function_params(function, inspect.signature(function).parameters)
+    return function
+
 
 try:
-    config, STUDIES = load_workflow_config(
-        config, Path(workflow.basedir) / "workflow" / "schemas", Path(workflow.basedir) / "config" / "studies"
-    )
+    PLAN = load_plan(config, Path(workflow.basedir))
 except ConfigError as error:
     raise WorkflowError(f"Configuration error: {error}") from None
 
+config = PLAN.config
+STUDIES = PLAN.studies
 SCALE = config["scale"]
 LAYOUT = Layout(config["results"], SCALE)
 OUT = LAYOUT.root
-RUNS = runs_of(STUDIES)
+RUNS = PLAN.runs
 SOURCE = Path(workflow.basedir, "src", "rnnrepro")
 # The code that judges the claims (what summarise runs): the claims package and the modules below it that
 # it imports. The report's code (its figures, tables and notebooks' helpers) is apart, so that editing
@@ -41,6 +55,8 @@ wildcard_constraints:
     run=r"task~[^/]+/model~[^/]+/cell~[^/]+/cfg~[0-9a-f]{10}/seed~\d+",
     dataset=r"[A-Za-z0-9_.\-]+",
     artifact=r"[A-Za-z0-9_]+",
+    pack=r"pack_[0-9a-f]{10}",
+    bundle=r"bundle_[0-9a-f]{10}",
 
 
 def run_config(wildcards):
@@ -51,42 +67,58 @@ def run_config(wildcards):
         raise WorkflowError(f"no run {wildcards.run} at scale {SCALE}")
 
 
+@rule_function
 def run_params(wildcards):
     """What decides a run's numbers besides the code: its identity (``config``) and its dataset's
     content identity (``data``). A param of the train rule, so a change reruns the run; also the
     key its checkpoint must match."""
     identity = run_config(wildcards)
-    key = dataset_key_of(identity)
+    key = dataset_of(wildcards.run)
     return {"config": identity, "data": dataset_identity(key) if key else "synthetic"}
 
 
+@rule_function
 def run_code(wildcards):
     """The identity of the code the run executes (its cell's, model's and task's modules and the
     training loop, rnnrepro.code_identity): a param, so that changing that code reruns it."""
-    identity = run_config(wildcards)
-    return run_code_identity(identity["task"]["name"], identity["model"]["name"], identity["cell"]["name"])
+    run_config(wildcards)  # a run of the plan
+    return PLAN.run_codes[wildcards.run]
 
 
-def dataset_key_of(identity):
-    """Key of the dataset a run's task reads, or None for synthetic tasks."""
-    task = dict(identity["task"])
-    return TASKS[task.pop("name")].dataset(**task)
+@rule_function
+def run_runtime(wildcards):
+    """A train job's runtime (minutes), from the cost plan (cost.smk, TRAIN_RESOURCES)."""
+    return TRAIN_RESOURCES.runtime(wildcards)
+
+
+@rule_function
+def run_memory(wildcards):
+    """A train job's mem_mb, from the cost plan (a resource only when there is one: TRAIN_MEMORY)."""
+    return TRAIN_RESOURCES.mem_mb(wildcards)
+
+
+def dataset_of(folder):
+    """Key of the prepared dataset run ``folder``'s task reads, or None for synthetic tasks."""
+    return PLAN.dataset_keys[folder]
 
 
 def prepared_file(key):
     return f"resources/prepared/{key}.json.gz"
 
 
+@rule_function
 def run_dataset(wildcards):
     """Prepared dataset file the run's task reads, or nothing for synthetic tasks.
 
     Marked ancient: its modification time never reruns a finished run (after `dvc pull`
     file times come in any order); its content identity is a param instead (run_params).
     """
-    key = dataset_key_of(run_config(wildcards))
+    run_config(wildcards)  # a run of the plan
+    key = dataset_of(wildcards.run)
     return {"data": ancient(prepared_file(key))} if key else {}
 
 
+@rule_function
 def prepared_identity(wildcards):
     """Content identity of the dataset a prepare job makes."""
     return dataset_identity(wildcards.dataset)
@@ -96,15 +128,17 @@ def run_path(folder):
     return LAYOUT.run(folder)
 
 
+@rule_function
 def study_uses(wildcards):
     """Every (artifact, run folder, labels) of a study: how the aggregation labels the runs."""
     return [{"artifact": artifact, "folder": run_path(use.folder), "labels": use.labels}
             for artifact, use in STUDIES[wildcards.study].uses()]
 
 
+@rule_function
 def study_metrics(wildcards):
-    """metrics.json of every run of a study."""
-    return sorted({f"{run_path(folder)}/metrics.json" for folder in STUDIES[wildcards.study].runs})
+    """metrics.json of every run of a study (its pack's or bundle's record for a run trained in one)."""
+    return sorted({trained_output(folder, "metrics.json") for folder in STUDIES[wildcards.study].runs})
 
 
 def the_artifact(wildcards):
@@ -114,38 +148,44 @@ def the_artifact(wildcards):
         raise WorkflowError(f"no artifact {wildcards.artifact} in study {wildcards.study}")
 
 
+@rule_function
 def analysis_config(wildcards):
     """Params of an analysis artifact (a param of the analysis rule, so changing it reruns it)."""
     return the_artifact(wildcards).analysis
 
 
+@rule_function
 def analysis_code(wildcards):
     """The identity of the analysis's code (a param: changing it recomputes the artifact)."""
-    return analysis_code_identity(the_artifact(wildcards).analysis["name"])
+    return PLAN.analysis_codes[the_artifact(wildcards).analysis["name"]]
 
 
+@rule_function
 def analysis_runs(wildcards):
     """The trained runs an analysis reads: folder, labels and identity of each."""
     return [{"folder": run_path(use.folder), "labels": use.labels, "identity": RUNS[use.folder]}
             for use in the_artifact(wildcards).reads]
 
 
+@rule_function
 def analysis_inputs(wildcards):
     """Final models of the runs an analysis reads, the datasets they were trained on, and the
     datasets the analysis names itself (``datasets``)."""
     artifact = the_artifact(wildcards)
     reads = artifact.reads
-    models = [f"{run_path(use.folder)}/model.pt" for use in reads]
-    keys = {key for use in reads if (key := dataset_key_of(RUNS[use.folder]))}
+    models = sorted({trained_output(use.folder, "model.pt") for use in reads})
+    keys = {key for use in reads if (key := dataset_of(use.folder))}
     keys = sorted(keys | set(artifact.analysis.get("datasets") or []))
     return {"models": models, "data": [ancient(prepared_file(key)) for key in keys]}
 
 
+@rule_function
 def plan_digest(wildcards):
     """sha256 of the study's plan (what its summary and report read, plans/<study>.json)."""
     return plan_digest_of(STUDIES[wildcards.study])
 
 
+@rule_function
 def study_inputs(wildcards):
     """The files a study's summary and report read, by name: its plan, tables, the runs' test
     items, published numbers and one analysis_<artifact> per analysis
@@ -161,6 +201,7 @@ def study_inputs(wildcards):
             **{f"analysis_{artifact}": LAYOUT.analysis(study, artifact) for artifact in STUDIES[study].analyses}}
 
 
+@rule_function
 def report_inputs(wildcards):
     """What the report reads: the study's inputs and the verdicts its summary judged (not the
     test items: only the summary judges, so the report neither reads nor waits for them)."""
@@ -168,44 +209,127 @@ def report_inputs(wildcards):
     return {**inputs, "verdicts": LAYOUT.verdicts(wildcards.study, "csv")}
 
 
+@rule_function
 def all_runs(wildcards=None):
-    return [f"{run_path(folder)}/model.pt" for folder in RUNS]
+    return sorted({trained_output(folder, "model.pt") for folder in RUNS})
 
 
+@rule_function
 def all_reports(wildcards=None):
     """Every study's report and the index page over them."""
     return [LAYOUT.report(study) for study in STUDIES] + [LAYOUT.index]
 
 
+@rule_function
 def all_datasets(wildcards=None):
-    keys = {key for identity in RUNS.values() if (key := dataset_key_of(identity))}
+    keys = {key for folder in RUNS if (key := dataset_of(folder))}
     keys |= {key for study in STUDIES.values() for analysis in study.analyses.values()
              for key in analysis.get("datasets") or []}
     return [prepared_file(key) for key in sorted(keys)]
 
 
+@rule_function
 def published_values(wildcards):
     """The study's published numbers, reports/published/<study>_*.csv."""
     return sorted(str(p) for p in Path("reports/published").glob(f"{wildcards.study}_*.csv"))
 
 
-# -- packs of small runs (workflow/rules/pack.smk; src/rnnrepro/packing.py) ----------------------
-PACKS = plan_packs(RUNS, Packing.from_config(config["packing"]))
+# -- packs and bundles: runs trained together (pack.smk, bundle.smk) ---------------------------------
+PACKS = [Pack(members) for members in PLAN.packs]
+# TRAINED_IN (run folder -> the pack or bundle it trains in) and JOBS (name -> pack or bundle) are
+# completed by bundle.smk, once the bundles are planned.
 
 
-def pack_params(pack):
+def trained_output(folder, product):
+    """The file that rules reading run ``folder``'s ``product`` (metrics.json, model.pt) ask for,
+    the file itself when the run trains alone (rule train), else the record its pack's or
+    bundle's job writes last, ``packs/<name>/trained.json`` (rnnrepro.jobs), so that training
+    the pack or bundle again reruns what reads its runs. A pack or a bundle is one rule with a
+    wildcard whose one output is that record, rather than a rule per job declaring every member's
+    files. So planning the paper plan matches one rule per file asked for, not 1,389 rules, and
+    makes no `train` job for each of its 4,741 packed or bundled runs only to drop it for the
+    pack's or bundle's.
+    """
+    name = TRAINED_IN.get(folder)
+    return LAYOUT.run(folder, product) if name is None else trained_record(name)
+
+
+def check_records(jobs):
+    """Stop, naming the record to delete, where a pack's or bundle's record exists but one of its
+    runs has lost its metrics.json or model.pt since (deleted by hand): the record would stand
+    for a run that is not there. Deleting the record trains the job again (its finished runs are
+    rewritten from their checkpoints). At parse time, since Snakemake takes an existing file for
+    done when an input function of the job that makes it fails."""
+    for name, job in jobs.items():
+        record = trained_record(name)
+        if not Path(record).exists():
+            continue
+        missing = [path for folder in job.members for file in RECORDED
+                   if not Path(path := LAYOUT.run(folder, file)).exists()]
+        if missing:
+            kind = name.split("_")[0]
+            more = f" (and {len(missing) - 1} more of its runs' outputs)" if len(missing) > 1 else ""
+            raise WorkflowError(f"{missing[0]} is missing{more}, though {record} records {kind} {name}'s runs as "
+                                f"trained: delete {record} to train the {kind} again (its finished runs are "
+                                f"rewritten from their checkpoints)")
+
+
+def trained_record(name):
+    """The file a pack's or bundle's job writes when all its runs are trained: their folders."""
+    return LAYOUT.pack(name, "trained.json")
+
+
+def trained_together(wildcards):
+    """The pack or bundle a job of rule train_pack or train_bundle trains."""
+    name = getattr(wildcards, "pack", None) or wildcards.bundle
+    try:
+        return JOBS[name]
+    except KeyError:
+        raise WorkflowError(f"no pack or bundle {name} in the plan at scale {SCALE}")
+
+
+@rule_function
+def job_params(wildcards):
     """Each member's run params (config and dataset identity), as the train rule's."""
-    return [run_params(SimpleNamespace(run=folder)) for folder in pack.members]
+    return [run_params(SimpleNamespace(run=folder)) for folder in trained_together(wildcards).members]
 
 
-def pack_code(pack):
+@rule_function
+def job_folders(wildcards):
+    """The members' run folders, in the order of job_params."""
+    return [run_path(folder) for folder in trained_together(wildcards).members]
+
+
+@rule_function
+def job_codes(wildcards):
+    """Each member's code identity (run_code), as the train rule's."""
+    return [run_code(SimpleNamespace(run=folder)) for folder in trained_together(wildcards).members]
+
+
+@rule_function
+def pack_code(wildcards):
     """The identity of the code a pack's runs execute: a run's (run_code) and the packed loop's (a param)."""
-    return f"{run_code(SimpleNamespace(run=pack.members[0]))} packed:{packed_loop_identity()}"
+    return f"{run_code(SimpleNamespace(run=trained_together(wildcards).members[0]))} packed:{PLAN.packed_loop}"
 
 
-def pack_dataset(pack):
-    """The prepared dataset the pack's runs read (packable tasks share one, or none)."""
-    return run_dataset(SimpleNamespace(run=pack.members[0]))
+@rule_function
+def job_dataset(wildcards):
+    """The prepared dataset a pack's or bundle's runs read (they share one, or none)."""
+    return run_dataset(SimpleNamespace(run=trained_together(wildcards).members[0]))
+
+
+@rule_function
+def job_runtime(wildcards):
+    """Runtime (minutes) of a pack or a bundle: its runs' sum and one allowance (cost.smk)."""
+    return TRAIN_RESOURCES.pack_runtime(trained_together(wildcards).members)
+
+
+def job_memory(memory):
+    """``mem_mb`` of a pack (``TRAIN_RESOURCES.pack_memory``) or bundle (``bundle_memory``), as a
+    resource function, when there is a cost file (else the profile's default)."""
+    if not TRAIN_RESOURCES.costs:
+        return {}
+    return {"mem_mb": rule_function(lambda wildcards: memory(trained_together(wildcards).members)["mem_mb"])}
 
 
 def share_train_settings(rule_name):

@@ -30,9 +30,12 @@ TRAIN_RESOURCES = TrainResources(LAYOUT.cost())
 if TRAIN_RESOURCES.lacking(RUNS):
     print(TRAIN_RESOURCES.lacking(RUNS), file=sys.stderr)
 
+# a train job's mem_mb, only when there is a cost plan (else the profile's default; common.smk, run_memory)
+TRAIN_MEMORY = {"mem_mb": run_memory} if TRAIN_RESOURCES.costs else {}
+
 # the prepared data the plan's runs read (the cost command builds every run's task), and which
 # runs the file covers (a param: a changed plan measures it again)
-COST_DATA = [ancient(prepared_file(key)) for key in sorted({dataset_key_of(run) for run in RUNS.values()} - {None})]
+COST_DATA = [ancient(prepared_file(key)) for key in sorted(set(PLAN.dataset_keys.values()) - {None})]
 COST_PLAN = hashlib.sha256("\n".join(sorted(RUNS)).encode()).hexdigest()[:16]
 
 

@@ -24,8 +24,8 @@ rule train:
         LAYOUT.run("{run}", "benchmark.tsv")  # wall and CPU time, max RSS: how to size runtime and mem_mb
     threads: 1
     resources:
-        runtime=TRAIN_RESOURCES.runtime,  # from results/<scale>/cost.csv when it has the run, else 60 (cost.smk)
-        **TRAIN_RESOURCES.memory,  # mem_mb from cost.csv when it exists, else the profile's default (cost.smk)
+        runtime=run_runtime,  # from results/<scale>/cost.csv when it has the run, else 60 (cost.smk)
+        **TRAIN_MEMORY,  # mem_mb from cost.csv when it exists, else the profile's default (cost.smk)
     script:
         "../scripts/train.py"
 

@@ -1,5 +1,6 @@
 """Snakemake adapter: train a bundle's runs one after another (each resuming from its checkpoint)
-into their folders. A run that fails does not stop the others; the job then fails, naming it."""
+into their folders, then write the bundle's record (its output). A run that fails does not stop
+the others; the job then fails, naming it, and writes no record."""
 import logging
 import resource
 import sys
@@ -12,6 +13,7 @@ from _log import to_log_file  # noqa: E402
 import torch  # noqa: E402
 
 from rnnrepro import atomic  # noqa: E402
+from rnnrepro.jobs import write_record  # noqa: E402
 from rnnrepro.train import EXIT_INTERRUPTED, TrainingInterrupted, train_run  # noqa: E402
 
 
@@ -33,8 +35,8 @@ log = logging.getLogger("rnnrepro.workflow")
 torch.set_num_threads(snakemake.threads)
 failed = []
 runs = snakemake.params.runs
-for number, (run, code, metrics) in enumerate(zip(runs, snakemake.params.code_identities, snakemake.output.metrics), 1):
-    folder = Path(metrics).parent
+folders = [Path(folder) for folder in snakemake.params.folders]
+for number, (run, code, folder) in enumerate(zip(runs, snakemake.params.code_identities, folders), 1):
     log.info("bundle: run %d of %d: %s", number, len(runs), folder)
     started, cpu = time.monotonic(), cpu_seconds()
     try:
@@ -50,3 +52,4 @@ for number, (run, code, metrics) in enumerate(zip(runs, snakemake.params.code_id
 if failed:
     log.error("bundle: %d of %d runs failed: %s", len(failed), len(runs), ", ".join(failed))
     sys.exit(1)
+write_record(snakemake.output.trained, folders)

@@ -1,0 +1,121 @@
+"""The workflow's plan, worked out once for each state of what decides it.
+
+When Snakemake parses the Snakefile, the workflow validates the configuration, expands every
+study into its runs (:func:`rnnrepro.studies.load_workflow_config`) and works out, for each run,
+the dataset it reads, the identity of the code it executes (:mod:`rnnrepro.code_identity`) and
+the pack it trains in (:func:`rnnrepro.packing.plan_packs`). All of that asks the registries of
+cells, models and tasks, so it imports torch: on the paper plan, about 3 s of the 10 that
+``snakemake -n all`` takes on a 2-core machine.
+
+The plan is a function of the configuration (``config/config.yaml`` with ``--config``), the
+study files, the schemas, the published numbers (the claims are checked against them) and the
+package's source code, and of nothing else. So
+:func:`load_plan` keeps it in ``.snakemake/rnnrepro/plan-<digest>.pickle``, named by the sha256
+of all of them (:func:`plan_digest`), and reads it back, without importing torch, while none has
+changed. An edit of any of them makes a new digest and a plan
+worked out afresh; a file that cannot be read back is worked out again too.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import pickle
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .atomic import atomic_path
+from .studies import Study, load_workflow_config, runs_of
+from .study_metrics import PUBLISHED
+
+log = logging.getLogger("rnnrepro.workflow")
+
+PACKAGE = Path(__file__).resolve().parent
+CACHE_FOLDER = Path(".snakemake", "rnnrepro")
+#: plans kept, the newest first: another scale or another branch's settings need not be worked out again
+KEPT_PLANS = 8
+
+
+@dataclass
+class WorkflowPlan:
+    """What the workflow's rules need to know of every run, worked out at parse time."""
+
+    config: dict[str, Any]  # validated, with defaults
+    studies: dict[str, Study]
+    dataset_keys: dict[str, str | None]  # run folder -> the prepared dataset its task reads (None: synthetic)
+    run_codes: dict[str, str]  # run folder -> the identity of the code it executes
+    analysis_codes: dict[str, str]  # analysis name -> the identity of its code
+    packed_loop: str  # the identity of the packed training loop
+    packs: list[tuple[str, ...]]  # the run folders of each pack
+
+    @property
+    def runs(self) -> dict[str, dict]:
+        """Run folder -> identity (:func:`rnnrepro.studies.runs_of`)."""
+        return runs_of(self.studies)
+
+
+def work_out_plan(config: dict, root: Path) -> WorkflowPlan:
+    """The plan of ``config`` for the project at ``root`` (imports the registries, and torch)."""
+    from .code_identity import analysis_code_identity, packed_loop_identity, run_code_identity
+    from .packing import Packing, plan_packs
+    from .tasks import TASKS
+
+    config, studies = load_workflow_config(config, root / "workflow" / "schemas", root / "config" / "studies")
+    runs = runs_of(studies)
+
+    def dataset_key(identity: dict) -> str | None:
+        task = dict(identity["task"])
+        return TASKS[task.pop("name")].dataset(**task)
+
+    analyses = {artifact.analysis["name"] for study in studies.values() for artifact in study.artifacts.values()
+                if artifact.analysis}
+    return WorkflowPlan(
+        config=config, studies=studies,
+        dataset_keys={folder: dataset_key(identity) for folder, identity in runs.items()},
+        run_codes={folder: run_code_identity(identity["task"]["name"], identity["model"]["name"],
+                                             identity["cell"]["name"]) for folder, identity in runs.items()},
+        analysis_codes={name: analysis_code_identity(name) for name in sorted(analyses)},
+        packed_loop=packed_loop_identity(),
+        packs=[pack.members for pack in plan_packs(runs, Packing.from_config(config["packing"]))])
+
+
+def plan_digest(config: dict, root: Path, package: Path = PACKAGE) -> str:
+    """sha256 of everything a plan is a function of: ``config`` as given, the study files, the
+    schemas, the published numbers (which the studies' claims are checked against) and every
+    source file of the ``package`` (and the Python version, whose pickles it reads)."""
+    digest = hashlib.sha256(json.dumps([config, sys.version], sort_keys=True, default=str).encode())
+    files = [*sorted((root / "config" / "studies").glob("*.yaml")), *sorted((root / "workflow" / "schemas").rglob("*")),
+             *sorted((root / PUBLISHED).glob("*.csv")), *sorted(package.rglob("*.py"))]
+    for path in files:
+        if path.is_file():
+            digest.update(f"\0{path.name}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def load_plan(config: dict, root: str | Path) -> WorkflowPlan:
+    """The plan of ``config`` for the project at ``root``: read back when it was worked out for
+    the same digest, else worked out and kept (see the module docstring)."""
+    root = Path(root)
+    folder = root / CACHE_FOLDER
+    path = folder / f"plan-{plan_digest(config, root)[:32]}.pickle"
+    try:
+        with open(path, "rb") as handle:
+            plan = pickle.load(handle)
+        if isinstance(plan, WorkflowPlan):
+            os.utime(path)  # the newest used, kept longest
+            return plan
+    except FileNotFoundError:
+        pass
+    except Exception as error:  # noqa: BLE001 - a damaged or foreign file is worked out again
+        log.warning("%s cannot be read back (%s: %s); working the plan out again", path, type(error).__name__, error)
+    plan = work_out_plan(config, root)
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL))
+    for stale in sorted(folder.glob("plan-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)[KEPT_PLANS:]:
+        stale.unlink(missing_ok=True)
+    return plan
