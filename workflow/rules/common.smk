@@ -334,8 +334,9 @@ def job_memory(memory):
 
 def share_train_settings(rule_name):
     """The profile's set-resources and set-threads for `train` (profiles/slurm: a GPU and 4 CPUs per
-    job) apply to each pack too, since a pack is a training job. Snakemake looks them up by name
-    when it defines each one, in these parsed tables (snakemake is pinned in requirements.txt)."""
+    job) apply to train_pack and train_bundle too, since they are training jobs. Snakemake looks
+    them up by name when it defines each rule, in these parsed tables (snakemake is pinned in
+    requirements.txt)."""
     settings = workflow.resource_settings
     for table in (settings._parsed_overwrite_resources, settings._parsed_overwrite_threads):
         if "train" in table:
