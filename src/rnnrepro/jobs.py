@@ -20,9 +20,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import ClassVar, Iterable
 
 from .atomic import write_json
+from .data.fetch import sha256_of
 
 RECORDED = ("metrics.json", "model.pt")  # model.pt, written last, marks a finished run
 
@@ -34,35 +35,28 @@ def job_name(kind: str, members: tuple[str, ...]) -> str:
 
 
 @dataclass(frozen=True)
-class Pack:
-    """Run folders trained together as one job (:mod:`rnnrepro.packing`)."""
+class TrainedTogether:
+    """Run folders one job trains; ``KIND`` names the job (:func:`job_name`)."""
 
+    KIND: ClassVar[str] = ""
     members: tuple[str, ...]
 
     @property
     def name(self) -> str:
-        """``pack_<10 hex digits>`` (:func:`job_name`)."""
-        return job_name("pack", self.members)
+        """``<KIND>_<10 hex digits>`` (:func:`job_name`)."""
+        return job_name(self.KIND, self.members)
 
 
-@dataclass(frozen=True)
-class Bundle:
-    """Run folders trained one after another as one job (:mod:`rnnrepro.bundles`)."""
+class Pack(TrainedTogether):
+    """Run folders trained together as one batched model (:mod:`rnnrepro.packing`)."""
 
-    members: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        """``bundle_<10 hex digits>`` (:func:`job_name`)."""
-        return job_name("bundle", self.members)
+    KIND = "pack"
 
 
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+class Bundle(TrainedTogether):
+    """Run folders trained one after another (:mod:`rnnrepro.bundles`)."""
+
+    KIND = "bundle"
 
 
 def record_of(folders: Iterable[str | Path]) -> dict:
@@ -74,7 +68,7 @@ def record_of(folders: Iterable[str | Path]) -> dict:
         for path in files.values():
             if not path.is_file():
                 raise FileNotFoundError(f"{path}: a trained run's output is missing, so its job cannot record it")
-        runs[str(folder)] = {name: file_sha256(path) for name, path in files.items()}
+        runs[str(folder)] = {name: sha256_of(path) for name, path in files.items()}
     return {"runs": runs}
 
 

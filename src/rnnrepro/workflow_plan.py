@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_path
+from .code_identity import PACKAGE
 from .studies import Study, load_workflow_config, runs_of
 from .study_metrics import PUBLISHED
 
 log = logging.getLogger("rnnrepro.workflow")
 
-PACKAGE = Path(__file__).resolve().parent
 CACHE_FOLDER = Path(".snakemake", "rnnrepro")
 #: plans kept, the newest first: another scale or another branch's settings need not be worked out again
 KEPT_PLANS = 8
