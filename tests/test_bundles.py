@@ -88,10 +88,12 @@ def test_a_scale_that_assumes_a_runtime_bundles_runs_without_a_cost_plan():
     assert [b.members for b in plan_bundles(runs, datasets, measured, ci)] == [("r01", "r02", "r03", "r04")]
 
 
-def test_the_ci_and_mini_plans_train_in_fewer_jobs_and_each_bundle_is_one_task():
-    """config/config.yaml: the ci and mini scales assume a runtime for their runs (seconds to two
-    minutes), so runs of one artifact share jobs of at most ``size`` runs, cells mixed; the paper
-    scale bundles only what a cost plan measured."""
+def test_every_plan_trains_in_fewer_jobs_and_each_bundle_is_one_task():
+    """config/config.yaml: every scale assumes a runtime for a run its cost plan lacks (ci and
+    mini: seconds to two minutes, cells mixed; paper: the 60 minutes its job would ask for alone,
+    one cell a bundle), so that without a cost plan runs of one artifact share jobs of at most
+    ``size`` runs, and a paper bundle asks for what its runs would alone."""
+    from rnnrepro.cost import DEFAULT_RUNTIME_MINUTES
     from rnnrepro.cost.plan import jobs_of
     from rnnrepro.preflight.plan import load_plan
 
@@ -103,15 +105,15 @@ def test_the_ci_and_mini_plans_train_in_fewer_jobs_and_each_bundle_is_one_task()
         for folder, name in job_of.items():
             if name.startswith("bundle_"):
                 bundles.setdefault(name, []).append(folder)
-        if scale == "paper":
-            assert not bundles  # no cost plan here
-            continue
         jobs = len(runs) - len(job_of) + len(set(job_of.values()))
         assert jobs < 0.4 * len(runs), (scale, jobs)
-        assert scale in loaded.config["bundling"]["mix_cells"]
+        mixed = scale in loaded.config["bundling"]["mix_cells"]
+        assert mixed == (scale != "paper")
         for members in bundles.values():
             assert 2 <= len(members) <= loaded.config["bundling"]["size"]
             assert len({runs[folder]["task"]["name"] for folder in members}) == 1
+            assert mixed or len({runs[folder]["cell"]["name"] for folder in members}) == 1
+    assert float(loaded.config["bundling"]["unmeasured_hours"]["paper"]) * 60 == DEFAULT_RUNTIME_MINUTES
 
 
 def test_a_record_holds_each_runs_outputs_digests_and_names_a_missing_one(tmp_path):

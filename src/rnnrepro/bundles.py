@@ -9,7 +9,8 @@ starts Python and torch once instead of once per run (about 3.5 s a job on a 2-c
 
 Which runs bundle (:func:`plan_bundles`). Runs that are in no pack, whose cost plan row exists
 (``results/<scale>/cost.csv``, :mod:`rnnrepro.cost`) or whose scale assumes a runtime for runs
-without one (``unmeasured_hours``: `ci` and `mini`, whose runs take seconds to two minutes), of
+without one (``unmeasured_hours``: `ci` and `mini`, whose runs take seconds to two minutes;
+`paper`, one hour, the 60 minutes a run's job without a cost row asks for alone), of
 one artifact, task type, dataset and cell, are taken in the order of their folders and cut into
 consecutive bundles of at most ``size`` runs whose runtimes (estimated hours × margin, what each
 run alone would ask SLURM for, less the per-job allowance) add up to at most ``hours``. Runs
@@ -18,8 +19,13 @@ one artifact's settings, an edit of one cell's file, or a cell joining a study m
 of those runs and leaves the other jobs as they were (a bundle whose members change is a new
 job, which rewrites its finished members' outputs from their finished checkpoints). Models of
 one cell share bundles. A run whose runtime alone exceeds ``hours``, or a bundle of one, trains
-alone. Otherwise, without a cost plan nothing is bundled: a bundle's runtime must come from
-measured costs.
+alone, and so does a run the cost plan lacks at a scale that assumes no runtime.
+
+Before a cost plan (a fresh clone), the paper plan's runs are bundled as one hour each: a bundle
+of them asks SLURM for 60 minutes a run (:meth:`rnnrepro.cost.TrainResources.pack_runtime`),
+what those runs would ask for alone, in one submission: a fresh clone's paper plan trains in
+874 jobs (854 bundles, 20 packs) where it took 5,026 (5,006 runs alone, 20 packs). Once ``snakemake cost`` has measured them, the bundles are
+sized from the measured hours instead (new bundles, whose finished runs are not trained again).
 
 Cells mixed (``mix_cells``: `ci` and `mini`). Where runs take seconds, starting a job (Python
 and torch, about 3 s) costs more than most runs, and a bundle of one cell is often one run: the

@@ -39,6 +39,7 @@ TRAINING_CODE = ("cells", "layers.py", "models", "tasks", "metrics", "data", "tr
                  "atomic.py", "bounds.py", "jobs.py")
 
 
+@functools.lru_cache(maxsize=None)
 def module_file(module: str, package: Path = PACKAGE) -> Path | None:
     """The file of a dotted module name of this package (a package's ``__init__.py``), or None."""
     parts = module.split(".")
@@ -93,8 +94,15 @@ def code_files(modules: tuple[str, ...], package: Path = PACKAGE) -> tuple[Path,
         if path is None or path in seen:
             continue
         seen.add(path)
-        todo += [module_file(name, package) for name in imported_modules(path, package)]
+        todo += imported_files(path, package)
     return tuple(sorted(seen))
+
+
+@functools.lru_cache(maxsize=None)
+def imported_files(path: Path, package: Path = PACKAGE) -> list[Path]:
+    """The files of the modules ``path`` imports (:func:`imported_modules`), in a fixed order."""
+    return [file for file in map(functools.partial(module_file, package=package),
+                                 sorted(imported_modules(path, package))) if file is not None]
 
 
 def digest(files: tuple[Path, ...], package: Path = PACKAGE) -> str:

@@ -1,6 +1,7 @@
 # Bundles: runs that do not pack, trained one after another as one job (src/rnnrepro/bundles.py;
-# `bundling` in config/config.yaml), sized from the cost plan (cost.smk's TRAIN_RESOURCES): without
-# results/<scale>/cost.csv there are none, except at a scale with `unmeasured_hours` (ci, mini).
+# `bundling` in config/config.yaml), sized from the cost plan (cost.smk's TRAIN_RESOURCES), else
+# from the runtime each scale assumes for a run without one (`unmeasured_hours`; paper: the 60
+# minutes such a run's job asks for alone).
 # Each run is trained exactly as alone, into its own folder, with runs of the same artifact and
 # cell; the job then writes its record, packs/<bundle>/trained.json, which is what the rules reading
 # a bundled run ask for (common.smk, trained_output). One rule for every bundle, as for packs.
