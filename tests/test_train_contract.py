@@ -494,6 +494,31 @@ def test_the_switch_allows_fast_kernels_and_provenance_says_so(tmp_path, referen
     assert json.loads((tmp_path / "mixed/metrics.json").read_text())["provenance"]["deterministic"] is False
 
 
+KERNELS_IN_A_FRESH_PROCESS = """
+import sys, torch
+from rnnrepro.train import Kernels
+with Kernels():
+    inside = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+print(inside, torch.are_deterministic_algorithms_enabled(), "torch._dynamo" in sys.modules, "torch._inductor" in sys.modules)
+import torch._inductor.config as inductor
+with Kernels():
+    print(inductor.deterministic, torch.are_deterministic_algorithms_enabled())
+print(inductor.deterministic, torch.are_deterministic_algorithms_enabled())
+"""
+
+
+def test_deterministic_kernels_spare_a_process_the_import_of_torchs_compiler():
+    """train.set_deterministic_algorithms: in a fresh process the kernels' flag is set (and reset)
+    without importing torch._inductor and torch._dynamo (about 2 s a training job), which
+    torch.use_deterministic_algorithms imports for inductor's own flag; once inductor is loaded,
+    that flag follows too."""
+    env = {name: value for name, value in os.environ.items() if name != "RNNREPRO_DETERMINISTIC"}
+    result = subprocess.run([sys.executable, "-c", KERNELS_IN_A_FRESH_PROCESS], env=env, capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split("\n")[:3] == ["(True, True) False False False", "True True", "False False"]
+
+
 def test_an_op_without_a_deterministic_kernel_is_named_in_log_and_provenance(tmp_path, monkeypatch, caplog):
     """max_unpool has no deterministic kernel even on the CPU: with it in every training step
     the run goes on (warn_only), names it once in its log, lists it in provenance, and torch's

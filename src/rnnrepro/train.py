@@ -39,7 +39,10 @@
   nondeterministic one (``warn_only``): torch's warning is taken out of the warning stream, the
   op is named once in the run's log, and provenance lists it in ``nondeterministic_ops``
   (over every session of the run). Provenance also says ``deterministic``: whether every
-  session of the run ran with deterministic kernels.
+  session of the run ran with deterministic kernels. The flag is set through
+  :func:`set_deterministic_algorithms`, which spares each process the import of torch's
+  compiler that ``torch.use_deterministic_algorithms`` makes (about 2 s, for a flag only
+  ``torch.compile`` reads; no run compiles).
 
 What a run's ``train:`` settings (:class:`TrainConfig`) add to plain minibatch training:
 
@@ -250,6 +253,22 @@ def deterministic_requested() -> bool:
     return os.environ.get("RNNREPRO_DETERMINISTIC", "1").strip().lower() not in {"0", "false", "no", "off"}
 
 
+def set_deterministic_algorithms(mode: bool, warn_only: bool = False) -> None:
+    """``torch.use_deterministic_algorithms(mode, warn_only=warn_only)`` without importing
+    ``torch._inductor`` when it is not loaded yet.
+
+    The public function first imports ``torch._inductor.config`` (which imports ``torch._dynamo``:
+    about 2 s, in every training process) only to copy ``mode`` into inductor's own flag, which
+    ``torch.compile`` alone reads. Where inductor is loaded (something compiled), or torch lacks
+    the private setter, this calls the public function; else it sets the one flag the kernels
+    read, ``torch._C._set_deterministic_algorithms``, as the public function does."""
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None or "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    else:
+        setter(mode, warn_only=warn_only)
+
+
 class Kernels:
     """While active, torch runs deterministic kernels, or with ``RNNREPRO_DETERMINISTIC=0`` its
     fast ones (see the module docstring); the previous settings come back on exit, except
@@ -274,7 +293,7 @@ class Kernels:
         self.saved = (torch.are_deterministic_algorithms_enabled(),
                       torch.is_deterministic_algorithms_warn_only_enabled(),
                       torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
-        torch.use_deterministic_algorithms(self.deterministic, warn_only=True)
+        set_deterministic_algorithms(self.deterministic, warn_only=True)
         torch.backends.cudnn.deterministic = self.deterministic
         torch.backends.cudnn.benchmark = not self.deterministic
         self.caught = warnings.catch_warnings()
@@ -287,7 +306,7 @@ class Kernels:
     def __exit__(self, *exc) -> None:
         self.caught.__exit__(*exc)
         mode, warn_only, cudnn_deterministic, cudnn_benchmark = self.saved
-        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+        set_deterministic_algorithms(mode, warn_only=warn_only)
         torch.backends.cudnn.deterministic = cudnn_deterministic
         torch.backends.cudnn.benchmark = cudnn_benchmark
 
