@@ -36,7 +36,7 @@ PACKED_TRAINING_CODE = f"{NAME}.packing"
 #: Folders and files holding code a run can execute, and the record its pack's or bundle's job writes
 #: (the DVC train stage's code deps).
 TRAINING_CODE = ("cells", "layers.py", "models", "tasks", "metrics", "data", "train.py", "packing.py", "registry.py",
-                 "atomic.py", "bounds.py", "jobs.py")
+                 "atomic.py", "bounds.py", "jobs.py", "allocator.py")
 
 
 @functools.lru_cache(maxsize=None)

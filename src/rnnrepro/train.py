@@ -111,6 +111,7 @@ import torch
 from torch import nn
 
 from . import atomic
+from .allocator import keep_freed_memory
 from .metrics.items import ITEMS_FILE, ItemRecorder, SplitItems, save_no_items
 from .models import build_model
 from .tasks import Predictions, Task, build_task
@@ -274,7 +275,8 @@ class Kernels:
     fast ones (see the module docstring); the previous settings come back on exit, except
     ``CUBLAS_WORKSPACE_CONFIG``, which cuBLAS reads once. torch's warning that an op has no
     deterministic kernel is logged once per op and the op noted in every :class:`Progress`
-    given to :meth:`record_in`."""
+    given to :meth:`record_in`. Entering it also keeps the memory the process frees for its next
+    step (:func:`rnnrepro.allocator.keep_freed_memory`: once per process, not undone)."""
 
     #: torch's warning (``warn_only``) for an op without a deterministic kernel; group 1 is the op.
     NONDETERMINISTIC = re.compile(r"(\S+) does not have a deterministic implementation")
@@ -285,6 +287,7 @@ class Kernels:
         self.progresses: list[Progress] = []
 
     def __enter__(self) -> "Kernels":
+        keep_freed_memory()  # process-wide, once, not undone on exit (rnnrepro.allocator)
         if self.deterministic and "CUBLAS_WORKSPACE_CONFIG" not in os.environ:
             os.environ["CUBLAS_WORKSPACE_CONFIG"] = CUBLAS_WORKSPACE_CONFIG
             if torch.cuda.is_initialized():
