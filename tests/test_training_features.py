@@ -465,7 +465,7 @@ def load_bench():
 PTB_STEPS = 300
 PTB_EVAL_TOKENS = 20_000
 PTB_EXACT_STEPS = 20
-PTB_TOLERANCE = 0.08  # see the test's docstring
+PTB_TOLERANCE = 0.15  # see the test's docstring
 
 
 class PlainLM(torch.nn.Module):
@@ -547,8 +547,10 @@ def test_our_ptb_lm_trains_as_well_as_a_plain_torch_lstm(tmp_path, ptb_word):
        are two draws of the same training. Measured dev perplexities (20,000 tokens) after
        300 steps, ours / plain from ours' initial values, seeds 1-4: 477.2 / 501.3,
        453.5 / 448.6, 483.8 / 480.8, 466.0 / 469.4: paired differences -4.8%, +1.1%, +0.6%,
-       -0.7% (sd 2.7%); from independent seeds ours spread over 453-484, plain over 420-470.
-       Tolerance 8%, three standard deviations of the paired difference. This part is the
+       -0.7%; from independent seeds ours spread over 453-484, plain over 420-470. On another
+       machine's CPU (AMD EPYC, AVX2 kernels: another rounding) seed 1 gave 509.2 / 467.6,
+       +8.9%, the same with the code of the commits before and after. The five paired
+       differences have sd 5.0%: tolerance 15%, three standard deviations. This part is the
        end-to-end check; the failures it cannot see at 300 steps are caught by 1 and 2:
        windows read from a zero state (stateful off) reached 520 and 468 (seeds 1, 2), and
        torch's default initialisation is *ahead* this early (346, seed 1) -- it falls behind
