@@ -22,10 +22,11 @@ one cell share bundles. A run whose runtime alone exceeds ``hours``, or a bundle
 alone, and so does a run the cost plan lacks at a scale that assumes no runtime.
 
 Before a cost plan (a fresh clone), the paper plan's runs are bundled as one hour each: a bundle
-of them asks SLURM for 60 minutes a run (:meth:`rnnrepro.cost.TrainResources.pack_runtime`),
-what those runs would ask for alone, in one submission: a fresh clone's paper plan trains in
-874 jobs (854 bundles, 20 packs) where it took 5,026 (5,006 runs alone, 20 packs). Once ``snakemake cost`` has measured them, the bundles are
-sized from the measured hours instead (new bundles, whose finished runs are not trained again).
+asks SLURM for 60 minutes for each run the cost plan lacks and the measured runtime of each it
+has (:meth:`rnnrepro.cost.TrainResources.pack_runtime`), what those runs would ask for alone, in
+one submission: a fresh clone's paper plan trains in 874 jobs (854 bundles, 20 packs) where it
+took 5,026 (5,006 runs alone, 20 packs). Once ``snakemake cost`` has measured them, the bundles
+are sized from the measured hours instead (new bundles, whose finished runs are not trained again).
 
 Cells mixed (``mix_cells``: `ci` and `mini`). Where runs take seconds, starting a job (Python
 and torch, about 3 s) costs more than most runs, and a bundle of one cell is often one run: the

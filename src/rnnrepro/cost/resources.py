@@ -91,12 +91,13 @@ class TrainResources:
         return {"mem_mb": self.mem_mb} if self.costs else {}
 
     def pack_runtime(self, folders: Iterable[str]) -> int:
-        """Minutes for a pack (rnnrepro.packing): :func:`job_runtime_minutes` of its runs, else
-        :data:`DEFAULT_RUNTIME_MINUTES` per run."""
+        """Minutes for a pack (rnnrepro.packing) or bundle: :func:`job_runtime_minutes` of its runs
+        the file has, and :data:`DEFAULT_RUNTIME_MINUTES` for each run it lacks (what that run
+        would ask for alone; a bundle may mix both, e.g. seeds added after the cost plan)."""
         rows = [self.costs.get(folder) for folder in folders]
-        if not all(rows):
-            return DEFAULT_RUNTIME_MINUTES * len(rows)
-        return job_runtime_minutes(rows)
+        measured = [row for row in rows if row]
+        return ((job_runtime_minutes(measured) if measured else 0)
+                + DEFAULT_RUNTIME_MINUTES * (len(rows) - len(measured)))
 
     def pack_memory(self, folders: Iterable[str]) -> dict[str, Any]:
         """``mem_mb`` for a pack, when there is a cost file: the sum of its runs' host memory
@@ -115,9 +116,7 @@ class TrainResources:
         if not self.costs:
             return {}
         rows = [self.costs.get(folder) for folder in folders]
-        if not all(rows):
-            return {"mem_mb": DEFAULT_MEM_MB}
-        return {"mem_mb": max(memory_mb(row) for row in rows)}
+        return {"mem_mb": max(memory_mb(row) if row else DEFAULT_MEM_MB for row in rows)}
 
     @property
     def runtime_hours(self) -> dict[str, float]:
