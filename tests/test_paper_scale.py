@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,9 @@ from rnnrepro.data.fetch import fetch_dataset
 from rnnrepro.data.prepared import prepare_dataset
 from rnnrepro.studies import load_workflow_config
 from rnnrepro.tasks import TASKS
-from rnnrepro.train import TrainConfig, build_run, epoch_generator, make_optimizer, seed_everything, train_step
+from rnnrepro.tasks import build_task
+from rnnrepro.train import (TrainConfig, build_model_for, epoch_generator, make_optimizer, seed_everything,
+                            train_step)
 
 #: Task parameters that change values, never keys or the code path: configurations differing
 #: only in them (and in the seed) are one configuration here, the first in the study file's
@@ -55,17 +57,36 @@ def data_root(tmp_path_factory, mirror) -> Path:
     return tmp_path_factory.mktemp("paper-data")
 
 
+def task_json(name: str) -> str:
+    return json.dumps(CONFIGURATIONS[name]["task"], sort_keys=True)
+
+
+def by_first_batch(name: str) -> tuple:
+    """Configurations that share a task, seed and batch size next to one another (:func:`first_batch`)."""
+    identity = CONFIGURATIONS[name]
+    return task_json(name), identity["seed"], TrainConfig(**identity["train"]).batch_size, name
+
+
+@lru_cache(maxsize=1)  # the configurations run grouped by task (below); a task can hold a whole corpus
+def first_batch(task_json: str, seed: int, batch_size: int, root: str):
+    """The task of a configuration and the first batch of its first epoch, built once per task
+    identity, seed and batch size: neither depends on the model or the cell (the paper plan's 284
+    configurations have 42 distinct tasks, and building a PTB task and its epoch takes seconds)."""
+    params = json.loads(task_json)
+    name = params.pop("name")
+    key = TASKS[name].dataset(**params)
+    task = build_task(name, data=prepared(key, root) if key else None, **params)
+    return task, task.batches("train", batch_size, epoch_generator(seed, 0))[0]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(CONFIGURATIONS))
+@pytest.mark.parametrize("name", sorted(CONFIGURATIONS, key=by_first_batch))
 def test_configuration_takes_a_training_step(name, data_root):
     identity = CONFIGURATIONS[name]
-    task_params = dict(identity["task"])
-    key = TASKS[task_params.pop("name")].dataset(**task_params)
-    data = prepared(key, str(data_root)) if key else None
-    seed_everything(identity["seed"])
-    task, model = build_run(identity, data)
     cfg = TrainConfig(**identity["train"])
-    batch = task.batches("train", cfg.batch_size, epoch_generator(identity["seed"], 0))[0]
+    task, batch = first_batch(task_json(name), identity["seed"], cfg.batch_size, str(data_root))
+    seed_everything(identity["seed"])
+    model = build_model_for(identity, task)
     loss, _ = train_step(model, task, batch, make_optimizer(model.parameters(), cfg), cfg)
     assert torch.isfinite(torch.tensor(loss)), f"{name}: loss {loss}"
 

@@ -82,3 +82,51 @@ def test_prepare_real_treebank(tmp_path, mirror):
     assert sum(len(s) for s in splits["test"]["upos"]) == 25096
     with gzip.open(tmp_path / "ewt.json.gz", "rt") as handle:
         assert json.load(handle)["dataset"] == "ud_en_ewt_v2.0"
+
+
+def padded_one_by_one(sequences, pad):
+    """pad_time_major's definition, one sequence at a time: column b holds sequence b, then ``pad``."""
+    steps = max(len(s) for s in sequences)
+    out = [[pad] * len(sequences) for _ in range(steps)]
+    for column, sequence in enumerate(sequences):
+        for step, value in enumerate(sequence):
+            out[step][column] = int(value)
+    return torch.tensor(out, dtype=torch.long).reshape(steps, len(sequences))
+
+
+def test_padding_puts_each_sequence_in_its_column_then_the_pad():
+    from rnnrepro.tasks.base import pad_time_major
+
+    generator = torch.Generator().manual_seed(0)
+    for trial in range(200):
+        batch = int(torch.randint(1, 6, (1,), generator=generator))
+        lengths = torch.randint(0, 7, (batch,), generator=generator).tolist()
+        sequences = [torch.randint(-3, 50, (n,), generator=generator).tolist() for n in lengths]
+        if trial % 3 == 0:
+            sequences = [tuple(s) for s in sequences]  # any sequence of ints
+        padded = pad_time_major(sequences, -100)
+        assert padded.dtype == torch.long and padded.is_contiguous()
+        assert torch.equal(padded, padded_one_by_one(sequences, -100)), sequences
+
+
+def test_a_prepared_token_stream_splits_back_into_its_lines():
+    from rnnrepro.data.prepared import END_OF_LINE
+    from rnnrepro.tasks.language_model import split_lines
+
+    def one_token_at_a_time(tokens):
+        lines, current = [], []
+        for token in tokens:
+            if token == END_OF_LINE:
+                lines.append(current)
+                current = []
+            else:
+                current.append(token)
+        return lines + ([current] if current else [])
+
+    eol = END_OF_LINE
+    cases = [[], [eol], [eol, eol], ["a"], ["a", eol], ["a", "b", eol, "c"], [eol, "a", eol, eol, "b", "c", eol]]
+    generator = torch.Generator().manual_seed(1)
+    cases += [[eol if v == 0 else str(v) for v in torch.randint(0, 4, (n,), generator=generator).tolist()]
+              for n in range(40)]
+    for tokens in cases:
+        assert split_lines(tokens) == one_token_at_a_time(tokens), tokens

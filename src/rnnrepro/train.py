@@ -359,6 +359,11 @@ def build_run(run: dict, data: str | Path | None) -> tuple[Task, nn.Module]:
     """The task and the model of a run config (see rnnrepro.studies for its layout)."""
     task_params = dict(run["task"])
     task = build_task(task_params.pop("name"), data=data, **task_params)
+    return task, build_model_for(run, task)
+
+
+def build_model_for(run: dict, task: Task) -> nn.Module:
+    """The model of a run config for its built ``task`` (whose ``io`` sizes it)."""
     model_params = dict(run["model"])
     cell_params = dict(run["cell"])
     model = build_model(model_params.pop("name"), task.io, cell_params.pop("name"),
@@ -366,7 +371,7 @@ def build_run(run: dict, data: str | Path | None) -> tuple[Task, nn.Module]:
     if task.stateful and state_obstacle(model) is not None:
         raise ValueError(f"task {run['task']['name']!r} with stateful=True carries the model's state from one "
                          f"batch to the next; {state_obstacle(model)}")
-    return task, model
+    return model
 
 
 def epoch_generator(seed: int, epoch: int) -> torch.Generator:
