@@ -45,7 +45,7 @@ SOURCE = Path(workflow.basedir, "src", "rnnrepro")
 CLAIMS_CODE = sorted([*(str(p) for p in (SOURCE / "claims").rglob("*.py")),
                       *(str(SOURCE / name) for name in ("labels.py", "tables.py", "metrics/formats.py",
                                                         "metrics/directions.py", "metrics/items.py", "studies.py",
-                                                        "study_metrics.py", "config_check.py", "registry.py",
+                                                        "study_metrics.py", "study_inputs.py", "config_check.py", "registry.py",
                                                         "atomic.py", "tasks/reversal.py"))])
 REPORT_CODE = sorted(str(p) for p in (SOURCE / "report").rglob("*.py"))
 

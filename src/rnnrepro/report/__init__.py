@@ -13,6 +13,15 @@ verdicts a report reads back.
 - :mod:`.papers`: the few figures that only one paper needs.
 """
 from .render import render_report
-from .study import StudyReport, setup
 
 __all__ = ["StudyReport", "render_report", "setup"]
+
+
+def __getattr__(name: str):
+    """``StudyReport`` and ``setup`` on first use: they import pandas, seaborn and the claims'
+    statistics (2 s), which the report job's process, rendering with papermill, never needs."""
+    if name in ("StudyReport", "setup"):
+        from . import study
+
+        return getattr(study, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
