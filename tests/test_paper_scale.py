@@ -15,8 +15,7 @@ from conftest import REPO, find_mirror, planned_trainings, run_tool
 from rnnrepro.data.fetch import fetch_dataset
 from rnnrepro.data.prepared import prepare_dataset
 from rnnrepro.studies import load_workflow_config
-from rnnrepro.tasks import TASKS
-from rnnrepro.tasks import build_task
+from rnnrepro.tasks import TASKS, build_task
 from rnnrepro.train import (TrainConfig, build_model_for, epoch_generator, make_optimizer, seed_everything,
                             train_step)
 
@@ -68,15 +67,15 @@ def by_first_batch(name: str) -> tuple:
 
 
 @lru_cache(maxsize=1)  # the configurations run grouped by task (below); a task can hold a whole corpus
-def first_batch(task_json: str, seed: int, batch_size: int, root: str):
-    """The task of a configuration and the first batch of its first epoch, built once per task
+def first_batch(task: str, seed: int, batch_size: int, root: str):
+    """The task of a configuration (``task``: its identity as JSON) and the first batch of its first epoch, built once per task
     identity, seed and batch size: neither depends on the model or the cell (the paper plan's 284
     configurations have 42 distinct tasks, and building a PTB task and its epoch takes seconds)."""
-    params = json.loads(task_json)
+    params = json.loads(task)
     name = params.pop("name")
     key = TASKS[name].dataset(**params)
-    task = build_task(name, data=prepared(key, root) if key else None, **params)
-    return task, task.batches("train", batch_size, epoch_generator(seed, 0))[0]
+    built = build_task(name, data=prepared(key, root) if key else None, **params)
+    return built, built.batches("train", batch_size, epoch_generator(seed, 0))[0]
 
 
 @pytest.mark.slow

@@ -260,9 +260,9 @@ def shuffled_buckets(lengths: list[int], batch_size: int, generator: torch.Gener
 def pad_time_major(sequences: list[list[int]], pad: int) -> Tensor:
     """(T, B) long tensor of the sequences padded with ``pad`` at the end.
 
-    The padded rows go to torch as one nested list (one conversion for the batch, not one
-    tensor per sequence: a PTB epoch's 2,600 batches took 3.1 s the other way), then are
-    transposed to time-major."""
+    The padded rows go to torch as one nested list (one conversion for the batch, not one tensor
+    per sequence: 1,300 batches of 32 sentences of 100-140 tokens, 0.65 s where that took
+    1.1-1.6 s), then are transposed to time-major."""
     steps = max(len(s) for s in sequences)
     rows = [list(s) + [pad] * (steps - len(s)) for s in sequences]
     return torch.tensor(rows, dtype=torch.long).t().contiguous()

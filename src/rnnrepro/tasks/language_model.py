@@ -101,8 +101,8 @@ UNKNOWN = "<unk>"  # rare words in PTB and WikiText; with max_vocabulary, every 
 
 def split_lines(tokens: list[str]) -> list[list[str]]:
     """A prepared token list back into its lines, each without its closing ``<eos>`` (a last line
-    without one is kept). ``list.index`` finds each ``<eos>``: PTB's five million characters
-    take a tenth of the time of a loop over the tokens."""
+    without one is kept). ``list.index`` finds each ``<eos>`` (5 million characters in lines of
+    about 120: 0.25-0.29 s, a loop over the tokens 0.46-0.64 s)."""
     lines, start = [], 0
     while True:
         try:
