@@ -1,20 +1,23 @@
 """The whole workflow end to end at the `ci` scale, in a copy of the repository: data through
 checksums, every run, analyses (also of trained models), tables and every study's report; then
-what reruns when (nothing for bookkeeping, only what depends on a retrained run)."""
+what reruns when (nothing for bookkeeping, only what depends on a retrained run), and a cell of
+one's own joining two studies."""
 from __future__ import annotations
 
 import csv
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import jobs_in_plan, run_tool, trained_runs
-from fakes import write_toy_study
+from conftest import jobs_in_plan, planned_trainings, run_tool, tool_env, trained_runs, workflow_timeout
+from fakes import write_toy_cell, write_toy_study
 
 from rnnrepro.data.fetch import sha256_of
 from rnnrepro.data.sources import dataset
@@ -272,3 +275,63 @@ def test_every_training_job_has_a_benchmark_joined_to_its_run(project):
         assert rows and all(float(r["cpu_seconds"]) > 0 and float(r["max_rss_mb"]) > 0 for r in rows), study
     folders = list((project / "results/ci/runs").rglob("model.pt"))
     assert all((f.parent / "benchmark.tsv").exists() for f in folders)
+
+
+def snakemake_in(project, *args: str) -> str:
+    """Snakemake over pru and basics with the cell of one's own, ``extra_cells=[mgu]``, in a copy
+    of the project with the copy's own package (its src/ first on the path, so that the cell file
+    written there, and any edit of the copy's code, is what runs)."""
+    env = {**tool_env(), "PYTHONPATH": str(project / "src")}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/local", *args,
+                             "--config", "studies=[pru,basics]", "extra_cells=[mgu]"], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=workflow_timeout())
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    return result.stdout + result.stderr
+
+
+def planned_jobs(project) -> list[set[str]]:
+    """The cells of each training job ``snakemake -n`` plans (a run alone, a pack or a bundle)."""
+    planned = snakemake_in(project, "-n", "runs")
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", planned):
+        cells = {re.search(r"/cell~(\w+)/", run).group(1)
+                 for run in planned_trainings(block, project, extra_cells=["mgu"])}
+        if cells:
+            jobs.append(cells)
+    return jobs
+
+
+def test_a_cell_of_ones_own_goes_through_two_studies(project, tmp_path):
+    """One file, cells/mgu.py, and ``extra_cells=[mgu]``, added to a copy of the project after its
+    whole ci workflow: the cell trains in every grid of pru and basics that varies the cell, beside
+    the paper's cells (whose runs are finished), and appears in both reports,
+    while the papers' claims are judged on the papers' cells only. Then a run depends on the code
+    it runs: a new file retrains nothing, an edit of a cell's file reruns only the jobs that hold
+    that file's cells' runs (at ci, bundles mix cells: their other runs resume from finished
+    checkpoints; tests/test_bundles.py checks that at other scales a bundle holds one cell)."""
+    copy = tmp_path / "project"
+    shutil.copytree(project, copy, symlinks=True)  # with its mtimes and .snakemake's records
+    project = copy
+    write_toy_cell(project)
+    snakemake_in(project, "all")
+    trained = sorted(p.parent.relative_to(project / "results/ci/runs").as_posix()
+                     for p in (project / "results/ci/runs").glob("*/*/cell~mgu/*/*/model.pt"))
+    assert len(trained) == 7, trained  # pru: fig2, fig3, table1, table2, fig4; basics: 2 grids of SRN/LSTM/GRU
+    for study in ("pru", "basics"):
+        html = (project / f"results/ci/reports/{study}.html").read_text()
+        assert "Cells of your own</strong> beside the paper" in html and ">mgu<" in html, study
+    verdicts = (project / "results/ci/verdicts/pru.csv").read_text()
+    assert "mgu" not in verdicts  # no claim is judged on it
+
+    src = project / "src" / "rnnrepro"
+    assert planned_jobs(project) == []
+    (src / "cells" / "another_cell.py").write_text('"""A cell file of one\'s own, registering nothing yet."""\n')
+    (src / "tasks" / "another_task.py").write_text('"""A task file of one\'s own."""\n')
+    assert planned_jobs(project) == []
+    for edited, cells in (("gru.py", {"gru"}), ("variants.py", {"pru", "pru_plus", "lstm_plus"}), ("mgu.py", {"mgu"})):
+        path = src / "cells" / edited
+        original = path.read_text()
+        path.write_text(original + "\n# an edit\n")
+        jobs = planned_jobs(project)
+        assert set().union(*jobs) >= cells and all(job & cells for job in jobs), (edited, jobs)
+        path.write_text(original)
