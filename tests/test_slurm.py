@@ -142,7 +142,7 @@ def test_profile_slurm_all_runs_the_workflow_with_gpu_requests(cluster, make_pro
 
 def test_preempted_runs_resume_to_identical_metrics(cluster, make_project, tmp_path):
     """SIGTERM as SLURM sends before preempting: the run checkpoints, exits, is retried and resumes."""
-    project = slurm_project(make_project, epochs=120)
+    project = slurm_project(make_project, epochs=60)
     process = start_snakemake(project)
     wait_for_checkpoints(project, 2, process)  # two of the runs are training (two cores)
     victims = running_train_jobs(project)
@@ -160,7 +160,7 @@ def test_preempted_runs_resume_to_identical_metrics(cluster, make_project, tmp_p
 
 
 def test_scancel_is_reported_and_rerun_incomplete_finishes(cluster, make_project, tmp_path):
-    project = slurm_project(make_project, epochs=120)
+    project = slurm_project(make_project, epochs=60)
     process = start_snakemake(project, "--retries", "0")
     wait_for_checkpoints(project, 1, process)
     victims = running_train_jobs(project)
@@ -200,7 +200,7 @@ def test_a_bundle_of_runs_is_one_slurm_job_and_resumes_when_preempted(cluster, m
     (rnnrepro.bundles): one SLURM submission that trains them one after another. Preempted
     (SIGTERM) during a run, it is submitted again, skips what finished, resumes that run, and
     every run ends with the metrics of the run trained alone."""
-    project = slurm_project(make_project, epochs=120)
+    project = slurm_project(make_project, epochs=60)
     study = project / "config/studies/toy.yaml"
     study.write_text(study.read_text().replace("grid: {cell: [lstm, gru, pru]}", "grid: {cell: [lstm], seed: [1, 2, 3]}"))
     run_tool([sys.executable, "-m", "rnnrepro.cost", "--scale", "ci", "--studies", "toy"], cwd=project)
