@@ -1,6 +1,6 @@
 """A run depends on the code it runs: its cell's, model's and task's modules (and what they
 import) and the shared training loop, and on nothing else (what Snakemake then reruns is tested
-in a copy of the project in tests/test_plugin.py)."""
+in a copy of the project in tests/test_workflow.py, a cell of one's own)."""
 from __future__ import annotations
 
 import shutil

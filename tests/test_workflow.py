@@ -102,7 +102,7 @@ def test_second_invocation_has_nothing_to_do(project):
 def test_changed_training_code_reruns_every_run(project):
     """The identity of the code a run executes is a param of every run: another identity plans
     them all again (a dry run; the workflow file is restored afterwards). Which edit changes
-    which runs' identity is tested in test_plugin.py."""
+    which runs' identity is tested by test_a_cell_of_ones_own_goes_through_two_studies, below."""
     common = project / "workflow" / "rules" / "common.smk"
     original = common.read_text()
     try:
