@@ -103,12 +103,13 @@ def workflow_timeout() -> float:
     return seconds
 
 
-def run_tool(command: list[str], cwd: Path, check: bool = True,
-             timeout: float | None = None) -> subprocess.CompletedProcess:
+def run_tool(command: list[str], cwd: Path, check: bool = True, timeout: float | None = None,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run a command (snakemake, dvc, git) in ``cwd``, for at most ``timeout`` seconds (default:
-    :func:`workflow_timeout`); on failure show its output."""
+    :func:`workflow_timeout`), with :func:`tool_env` and ``env``'s variables; on failure show its output."""
     timeout = workflow_timeout() if timeout is None else timeout
-    result = subprocess.run(command, cwd=cwd, env=tool_env(), capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(command, cwd=cwd, env={**tool_env(), **(env or {})}, capture_output=True, text=True,
+                            timeout=timeout)
     if check:
         assert result.returncode == 0, (f"{' '.join(command)} failed ({result.returncode}):\n"
                                         f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}")

@@ -68,9 +68,10 @@ def by_first_batch(name: str) -> tuple:
 
 @lru_cache(maxsize=1)  # the configurations run grouped by task (below); a task can hold a whole corpus
 def first_batch(task: str, seed: int, batch_size: int, root: str):
-    """The task of a configuration (``task``: its identity as JSON) and the first batch of its first epoch, built once per task
-    identity, seed and batch size: neither depends on the model or the cell (the paper plan's 284
-    configurations have 42 distinct tasks, and building a PTB task and its epoch takes seconds)."""
+    """The task of a configuration (``task``: its identity as JSON) and the first batch of its
+    first epoch, built once per task identity, seed and batch size: neither depends on the model
+    or the cell (the paper plan's 284 configurations have 42 distinct tasks, and building a PTB
+    task and its epoch takes seconds)."""
     params = json.loads(task)
     name = params.pop("name")
     key = TASKS[name].dataset(**params)

@@ -5,18 +5,16 @@ one's own joining two studies."""
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import jobs_in_plan, planned_trainings, run_tool, tool_env, trained_runs, workflow_timeout
+from conftest import jobs_in_plan, planned_trainings, run_tool, trained_runs
 from fakes import write_toy_cell, write_toy_study
 
 from rnnrepro.data.fetch import sha256_of
@@ -281,11 +279,9 @@ def snakemake_in(project, *args: str) -> str:
     """Snakemake over pru and basics with the cell of one's own, ``extra_cells=[mgu]``, in a copy
     of the project with the copy's own package (its src/ first on the path, so that the cell file
     written there, and any edit of the copy's code, is what runs)."""
-    env = {**tool_env(), "PYTHONPATH": str(project / "src")}
-    result = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/local", *args,
-                             "--config", "studies=[pru,basics]", "extra_cells=[mgu]"], cwd=project, env=env,
-                            capture_output=True, text=True, timeout=workflow_timeout())
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    result = run_tool([sys.executable, "-m", "snakemake", "--profile", "profiles/local", *args,
+                       "--config", "studies=[pru,basics]", "extra_cells=[mgu]"], cwd=project,
+                      env={"PYTHONPATH": str(project / "src")})
     return result.stdout + result.stderr
 
 
