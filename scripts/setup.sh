@@ -21,17 +21,19 @@ uv_version=0.13.9
 
 install_with_uv() {
   "$venv/bin/python" -m pip install --quiet "uv==$uv_version" || return 1
-  local args
-  mapfile -t args < <("$venv/bin/python" scripts/pip_settings_for_uv.py)
+  local args=() line
+  while IFS= read -r line; do  # (not mapfile: macOS's bash 3.2 has none)
+    args+=("$line")
+  done < <("$venv/bin/python" scripts/pip_settings_for_uv.py)
   local cert
   cert=$("$venv/bin/python" scripts/pip_settings_for_uv.py --cert)
   if [ -n "$cert" ] && [ -z "${SSL_CERT_FILE:-}" ]; then
     export SSL_CERT_FILE="$cert"  # uv's name for pip's `cert`
   fi
   "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --compile-bytecode \
-    --index-strategy unsafe-best-match "${args[@]}" -r requirements.txt || return 1
+    --index-strategy unsafe-best-match ${args[@]+"${args[@]}"} -r requirements.txt || return 1
   "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --index-strategy unsafe-best-match \
-    "${args[@]}" --no-deps -e . || return 1
+    ${args[@]+"${args[@]}"} --no-deps -e . || return 1
 }
 
 install_with_pip() {
