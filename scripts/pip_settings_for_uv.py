@@ -44,7 +44,7 @@ def uv_arguments(listed: str) -> list[str]:
 
 def main(argv: list[str]) -> int:
     listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"],
-                            capture_output=True, text=True).stdout
+                            capture_output=True, text=True, check=True).stdout
     if argv == ["--cert"]:
         print(next(iter(settings(listed).get("cert", [])), ""))
     elif not argv:

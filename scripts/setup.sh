@@ -21,12 +21,14 @@ uv_version=0.13.9
 
 install_with_uv() {
   "$venv/bin/python" -m pip install --quiet "uv==$uv_version" || return 1
-  local args=() line
+  # captured before use, so that a failure to read pip's settings stops uv (which without them
+  # could take another torch build from PyPI) instead of leaving it with none
+  local listed cert args=() line
+  listed=$("$venv/bin/python" scripts/pip_settings_for_uv.py) || return 1
+  cert=$("$venv/bin/python" scripts/pip_settings_for_uv.py --cert) || return 1
   while IFS= read -r line; do  # (not mapfile: macOS's bash 3.2 has none)
-    args+=("$line")
-  done < <("$venv/bin/python" scripts/pip_settings_for_uv.py)
-  local cert
-  cert=$("$venv/bin/python" scripts/pip_settings_for_uv.py --cert)
+    if [ -n "$line" ]; then args+=("$line"); fi
+  done <<< "$listed"
   if [ -n "$cert" ] && [ -z "${SSL_CERT_FILE:-}" ]; then
     export SSL_CERT_FILE="$cert"  # uv's name for pip's `cert`
   fi
