@@ -62,7 +62,7 @@ def slurm_project(make_project, epochs: int) -> Path:
     write_toy_study(project, epochs=epochs)
     config = project / "config/config.yaml"
     settings = yaml.safe_load(config.read_text())
-    settings["bundling"]["mix_cells"] = ["mini"]
+    settings["bundling"]["mixed"] = ["mini"]
     config.write_text(yaml.safe_dump(settings))
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
     profile.update(LOCAL_CLUSTER_SETTINGS)

@@ -291,7 +291,7 @@ def planned_jobs(project) -> list[set[str]]:
     jobs = []
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", planned):
         cells = {re.search(r"/cell~(\w+)/", run).group(1)
-                 for run in planned_trainings(block, project, extra_cells=["mgu"])}
+                 for run in planned_trainings(block, project, extra_cells=["mgu"], studies=["pru", "basics"])}
         if cells:
             jobs.append(cells)
     return jobs

@@ -28,18 +28,26 @@ one submission: a fresh clone's paper plan trains in 874 jobs (854 bundles, 20 p
 took 5,026 (5,006 runs alone, 20 packs). Once ``snakemake cost`` has measured them, the bundles
 are sized from the measured hours instead (new bundles, whose finished runs are not trained again).
 
-Cells mixed (``mix_cells``: `ci` and `mini`). Where runs take seconds, starting a job (Python
-and torch, about 3 s) costs more than most runs, and a bundle of one cell is often one run: the
-`ci` plan trained 141 runs in 103 jobs with bundles of one cell, 44 with bundles that mix cells.
-There, runs of different cells share bundles. An edit of one cell's file then reruns the jobs of
-the bundles that hold its runs; those jobs' other runs resume from their finished checkpoints
-(whose key holds the code they ran, :func:`rnnrepro.train.checkpoint_key`) and train nothing.
+Mixed bundles (``mixed``: `ci` and `mini`). Where runs take seconds, starting a job (Python,
+torch and, at the first optimiser step, torch's compiler front end: about 5 s on a 2-core machine)
+costs more than most runs, and a bundle of one artifact and cell is often one run: the `ci` plan
+trained 141 runs in 103 jobs with bundles of one cell, 33 with bundles of one artifact that mix
+cells. There, the runs of one study reading one dataset (or none, the synthetic tasks) may share a
+bundle, whatever their artifact, task type or cell; a study's bundles are its own, so that they
+do not change with the studies a run selects (``studies=[pru]``). A change to one artifact's settings, an edit
+of one cell's file or a cell joining a study then reruns the jobs of the bundles that hold the
+changed runs and, as members shift, of the bundles after them in folder order; those jobs' other
+runs resume from their finished checkpoints (whose key holds the code they ran,
+:func:`rnnrepro.train.checkpoint_key`), train nothing and write their outputs again.
 
-Sizes (config/config.yaml): 8-hour bundles cut the paper plan (this CPU's cost plan) from 5,026
-training submissions to 1,912 (at 6312b34); ``size`` (6) bounds a bundle where runs are short, so that on a
-laptop no bundle holds the other core idle long at the end (a `mini` run with bundles of 8 ended on
-bundles of 8 sine and reversal runs, 19 s and more each): with cells mixed the `mini` plan trains 334 runs
-in 62 jobs (92 with bundles of up to 4, 140 with bundles of one cell), the `ci` plan 141 in 33 (44, 103).
+Sizes (config/config.yaml, ``size`` per scale): 8-hour bundles cut the paper plan (this CPU's cost
+plan) from 5,026 training submissions to 1,912 (at 6312b34); ``size`` bounds a bundle where runs
+are short: 6 at the paper scale; 12 at `mini`, where a bundle takes a few minutes at most, so that
+on a laptop no bundle holds the other core idle long at the end (replaying the run times of a
+`mini` run at de26ab7 on two cores in random orders, the median training span was 1,855 s with
+bundles of up to 6, 1,806 s with 12 and 1,791 s with 16, the longest bundle 203, 239 and 295 s);
+24 at `ci`, whose runs take a second or two. The `ci` plan trains 141 runs in 21 jobs (33 with
+bundles of one artifact and at most 6 runs), the `mini` plan 334 runs in 36 (62).
 
 A bundle's job asks SLURM for the sum of its runs' runtimes and one allowance
 (:func:`rnnrepro.cost.job_runtime_minutes`) and for the memory of its largest run (they train one
@@ -54,39 +62,49 @@ from typing import Iterable
 
 from .jobs import Bundle
 
+#: Most runs in one bundle at a scale that ``bundling.size`` (given per scale) does not name.
+DEFAULT_SIZE = 6
+
 
 @dataclass(frozen=True)
 class Bundling:
-    """The ``bundling`` section of config/config.yaml."""
+    """The ``bundling`` section of config/config.yaml, for one scale."""
 
     hours: float = 0.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
     size: int = 4  # most runs in one bundle
     unmeasured_hours: float | None = None  # runtime assumed for a run the cost plan lacks (None: not bundled)
-    mix_cells: bool = False  # runs of different cells may share a bundle
+    mixed: bool = False  # runs of any artifact, task type and cell that read one dataset may share a bundle
 
     @classmethod
     def from_config(cls, section: dict | None, scale: str | None = None) -> "Bundling":
-        """From the validated config section, its ``unmeasured_hours`` the one given for ``scale``
-        and ``mix_cells`` whether ``scale`` is listed there (numbers given as text on the command
-        line read as such)."""
+        """From the validated config section: ``size`` and ``unmeasured_hours`` the ones given for
+        ``scale`` (``size`` may be one number for every scale; a scale it does not name gets
+        :data:`DEFAULT_SIZE`), ``mixed`` whether ``scale`` is listed there (numbers given as text
+        on the command line read as such)."""
         section = dict(section or {})
         unmeasured = (section.pop("unmeasured_hours", None) or {}).get(scale)
         if unmeasured is not None:
             section["unmeasured_hours"] = float(unmeasured)
-        section["mix_cells"] = scale in (section.pop("mix_cells", None) or [])
+        section["mixed"] = scale in (section.pop("mixed", None) or [])
         if "hours" in section:
             section["hours"] = float(section["hours"])
+        if isinstance(section.get("size"), dict):
+            section["size"] = section["size"].get(scale)
+            if section["size"] is None:
+                section["size"] = DEFAULT_SIZE
         if "size" in section:
             section["size"] = int(section["size"])
         return cls(**section)
 
 
-def bundle_key(identity: dict, dataset: str | None, artifact: str = "", by_cell: bool = True) -> str:
-    """Runs that may share a bundle: of one artifact, one task type reading one dataset and (with
-    ``by_cell``) one cell, so that a cell joining a study, or an edit of a cell's file, makes
-    bundles of its own runs; its models share them."""
-    cell = identity["cell"]["name"] if by_cell else "*"
-    return f"{artifact}:{identity['task']['name']}:{dataset or 'synthetic'}:{cell}"
+def bundle_key(identity: dict, dataset: str | None, artifact: str = "", mixed: bool = False) -> str:
+    """Runs that may share a bundle: of one artifact, one task type reading one dataset and one
+    cell, so that a cell joining a study, or an edit of a cell's file, makes bundles of its own
+    runs (its models share them); with ``mixed``, every run of the artifact's study reading one
+    dataset (or none)."""
+    if mixed:
+        return f"{artifact.split('.')[0]}.*:*:{dataset or 'synthetic'}:*"
+    return f"{artifact}:{identity['task']['name']}:{dataset or 'synthetic'}:{identity['cell']['name']}"
 
 
 def plan_bundles(runs: dict[str, dict], datasets: dict[str, str | None], runtime_hours: dict[str, float],
@@ -105,7 +123,7 @@ def plan_bundles(runs: dict[str, dict], datasets: dict[str, str | None], runtime
         if folder in packed or hours is None or hours > bundling.hours:
             continue
         artifact = (artifacts or {}).get(folder, "")
-        groups[bundle_key(identity, datasets.get(folder), artifact, by_cell=not bundling.mix_cells)].append(folder)
+        groups[bundle_key(identity, datasets.get(folder), artifact, bundling.mixed)].append(folder)
     bundles: list[Bundle] = []
     for key in sorted(groups):
         current: list[str] = []
