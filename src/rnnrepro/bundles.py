@@ -33,8 +33,9 @@ torch and, at the first optimiser step, torch's compiler front end: about 5 s on
 costs more than most runs, and a bundle of one artifact and cell is often one run: the `ci` plan
 trained 141 runs in 103 jobs with bundles of one cell, 33 with bundles of one artifact that mix
 cells. There, the runs of one study reading one dataset (or none, the synthetic tasks) may share a
-bundle, whatever their artifact, task type or cell; a study's bundles are its own, so that they
-do not change with the studies a run selects (``studies=[pru]``). A change to one artifact's settings, an edit
+bundle, whatever their artifact, task type or cell; a study's bundles are its own, so that the
+bundles of runs no other study uses do not change with the studies selected (``studies=[pru]``).
+A change to one artifact's settings, an edit
 of one cell's file or a cell joining a study then reruns the jobs of the bundles that hold the
 changed runs and, as members shift, of the bundles after them in folder order; those jobs' other
 runs resume from their finished checkpoints (whose key holds the code they ran,
@@ -44,7 +45,7 @@ Sizes (config/config.yaml, ``size`` per scale): 8-hour bundles cut the paper pla
 plan) from 5,026 training submissions to 1,912 (at 6312b34); ``size`` bounds a bundle where runs
 are short: 6 at the paper scale; 12 at `mini`, where a bundle takes a few minutes at most, so that
 on a laptop no bundle holds the other core idle long at the end (replaying the run times of a
-`mini` run at de26ab7 on two cores in random orders, the median training span was 1,855 s with
+`mini` run at de26ab7 on two cores in random orders, training jobs only, the median span was 1,855 s with
 bundles of up to 6, 1,806 s with 12 and 1,791 s with 16, the longest bundle 203, 239 and 295 s);
 24 at `ci`, whose runs take a second or two. The `ci` plan trains 141 runs in 21 jobs (33 with
 bundles of one artifact and at most 6 runs), the `mini` plan 334 runs in 36 (62).
@@ -73,7 +74,7 @@ class Bundling:
     hours: float = 0.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
     size: int = 4  # most runs in one bundle
     unmeasured_hours: float | None = None  # runtime assumed for a run the cost plan lacks (None: not bundled)
-    mixed: bool = False  # runs of any artifact, task type and cell that read one dataset may share a bundle
+    mixed: bool = False  # a study's runs of any artifact, task type and cell reading one dataset may share a bundle
 
     @classmethod
     def from_config(cls, section: dict | None, scale: str | None = None) -> "Bundling":
