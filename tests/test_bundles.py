@@ -58,11 +58,11 @@ def test_artifacts_tasks_and_cells_share_bundles_only_at_the_scales_that_mix_the
     runs["other1"] = identity(seed=4)
     datasets = {**dict.fromkeys(runs), "lm1": "ptb_word"}
     artifacts = {**dict.fromkeys(runs, "drnn.fig4"), "gru3": "drnn.fig6", "other1": "pru.fig2"}
-    apart = Bundling.from_config({"hours": 8, "unmeasured_hours": {"ci": 0.02}, "mixed": ["mini"]}, "ci")
+    apart = Bundling.from_config({"hours": 8, "size": 4, "unmeasured_hours": {"ci": 0.02}, "mixed": ["mini"]}, "ci")
     assert not apart.mixed
     assert [b.members for b in plan_bundles(runs, datasets, {}, apart, artifacts=artifacts)] == [
         ("gru1", "gru2"), ("lstm1", "lstm2", "lstm3")]  # gru3 alone in its artifact, adding1 in its task
-    mixed = Bundling.from_config({"hours": 8, "unmeasured_hours": {"ci": 0.02}, "mixed": ["ci"]}, "ci")
+    mixed = Bundling.from_config({"hours": 8, "size": 4, "unmeasured_hours": {"ci": 0.02}, "mixed": ["ci"]}, "ci")
     assert mixed.mixed
     assert [b.members for b in plan_bundles(runs, datasets, {}, mixed, artifacts=artifacts)] == [
         ("adding1", "gru1", "gru2", "gru3"), ("lstm1", "lstm2", "lstm3")]  # lm1 reads a dataset, other1 is

@@ -22,8 +22,7 @@ def dvc(*args: str, cwd: Path):
 def snakemake_plan(cwd: Path) -> dict[str, int]:
     """The jobs `snakemake -n all` plans, by rule ({} when there is nothing to be done): the jobs of
     every training rule (runs alone, packs, bundles) as "train", and the runs they train as "runs"."""
-    result = run_tool([sys.executable, "-m", "snakemake", "--profile", "profiles/local", "-n", "all"], cwd=cwd)
-    output = result.stdout + result.stderr
+    output = dry_run(cwd)
     if "Nothing to be done" in output:
         return {}
     table = output[output.index("Job stats:"):].split("\n\n")[0]
@@ -41,8 +40,13 @@ def snakemake_plan(cwd: Path) -> dict[str, int]:
 def planned_runs(cwd: Path) -> set[str]:
     """The run folders the training jobs of `snakemake -n all` train (runs alone and the members of
     packs and bundles)."""
+    return trained_runs(dry_run(cwd), cwd)
+
+
+def dry_run(cwd: Path) -> str:
+    """What `snakemake -n all` prints."""
     result = run_tool([sys.executable, "-m", "snakemake", "--profile", "profiles/local", "-n", "all"], cwd=cwd)
-    return trained_runs(result.stdout + result.stderr, cwd)
+    return result.stdout + result.stderr
 
 
 def commit(cwd: Path, message: str) -> None:

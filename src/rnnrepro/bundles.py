@@ -72,7 +72,7 @@ class Bundling:
     """The ``bundling`` section of config/config.yaml, for one scale."""
 
     hours: float = 0.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
-    size: int = 4  # most runs in one bundle
+    size: int = DEFAULT_SIZE  # most runs in one bundle
     unmeasured_hours: float | None = None  # runtime assumed for a run the cost plan lacks (None: not bundled)
     mixed: bool = False  # a study's runs of any artifact, task type and cell reading one dataset may share a bundle
 
@@ -90,9 +90,7 @@ class Bundling:
         if "hours" in section:
             section["hours"] = float(section["hours"])
         if isinstance(section.get("size"), dict):
-            section["size"] = section["size"].get(scale)
-            if section["size"] is None:
-                section["size"] = DEFAULT_SIZE
+            section["size"] = section["size"].get(scale, DEFAULT_SIZE)
         if "size" in section:
             section["size"] = int(section["size"])
         return cls(**section)
