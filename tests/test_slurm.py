@@ -130,14 +130,42 @@ def start_snakemake(project: Path, *args: str) -> subprocess.Popen:
                             cwd=project, env=tool_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def test_profile_slurm_all_runs_the_workflow_with_gpu_requests(cluster, make_project):
+#: A second artifact for the toy study: four seeds of a model small enough to pack (within
+#: packing.max_hidden), so that `all` also submits a pack (rnnrepro.packing).
+PACKED_ARTIFACT = """
+  fig2:
+    title: Four seeds of a two-unit LSTM, trained as one pack
+    task: {name: adding, T: 8, train_size: 200, dev_size: 50, test_size: 50}
+    model: {name: basic, hidden_size: 2}
+    grid: {cell: [lstm], seed: [1, 2, 3, 4]}
+"""
+
+
+def test_profile_slurm_all_runs_the_workflow_with_gpu_requests_and_a_pack(cluster, make_project, tmp_path):
+    """`snakemake --profile slurm all`: every training job goes to SLURM with the GPU request,
+    nothing else does, and the reports are written. The toy study's three cells are three train
+    jobs; its four seeds of a small model are one pack, one SLURM submission, and each packed run
+    ends where it ends trained alone (tests/test_packing.py's tolerance)."""
+    from test_packing import assert_close
+
     project = slurm_project(make_project, epochs=2)
+    study = project / "config/studies/toy.yaml"
+    study.write_text(study.read_text() + PACKED_ARTIFACT)
     run_tool(["snakemake", "--profile", "slurm", "all"], cwd=project)
     assert (project / "results/ci/reports/toy.html").exists()
     train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
-    assert len(train) == TOY_RUNS and all(j["JobState"] == "COMPLETED" for j in train)
+    assert sorted(j["Comment"].split("_wildcards_")[0] for j in train) == ["rule_train"] * TOY_RUNS + ["rule_train_pack"]
+    assert all(j["JobState"] == "COMPLETED" for j in train), train
     assert all(j.get("TresPerJob") in ("gres:gpu:1", "gres/gpu:1") for j in train), train
-    assert {j["Comment"].split("_wildcards_")[0] for j in jobs(project)} == {"rule_train"}, "only training goes to SLURM"
+    assert {j["Comment"].split("_wildcards_")[0] for j in jobs(project)} == {"rule_train", "rule_train_pack"}, \
+        "only training goes to SLURM"
+    packed = [folder for folder in run_folders(project)
+              if json.loads((folder / "metrics.json").read_text())["provenance"].get("packed_runs")]
+    assert len(run_folders(project)) == TOY_RUNS + 4 and len(packed) == 4, packed
+    for folder in packed:
+        assert "/cell~lstm/" in folder.as_posix()
+        assert json.loads((folder / "metrics.json").read_text())["provenance"]["packed_runs"] == 4
+        assert_close(numbers(folder), reference_metrics(project, folder, tmp_path), str(folder))
 
 
 def test_preempted_runs_resume_to_identical_metrics(cluster, make_project, tmp_path):
@@ -172,27 +200,6 @@ def test_scancel_is_reported_and_rerun_incomplete_finishes(cluster, make_project
     run_tool(["snakemake", "--profile", "slurm", "runs", "--rerun-incomplete"], cwd=project)
     for folder in run_folders(project):
         assert numbers(folder) == reference_metrics(project, folder, tmp_path)
-
-
-def test_a_pack_of_runs_is_one_slurm_job(cluster, make_project, tmp_path):
-    """Four seeds of one small model (rnnrepro.packing) are one SLURM submission, with the train
-    jobs' GPU request, and each run ends where it ends trained alone (tests/test_packing.py's tolerance)."""
-    from test_packing import assert_close
-
-    project = slurm_project(make_project, epochs=2)
-    study = project / "config/studies/toy.yaml"
-    study.write_text(study.read_text().replace("grid: {cell: [lstm, gru, pru]}", "grid: {cell: [lstm], seed: [1, 2, 3, 4]}")
-                     .replace("hidden_size: 6", "hidden_size: 2"))  # within packing.max_hidden
-    run_tool(["snakemake", "--profile", "slurm", "runs"], cwd=project)
-    train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
-    assert len(train) == 1 and train[0]["Comment"].startswith("rule_train_pack_"), [j["Comment"] for j in train]
-    assert train[0]["JobState"] == "COMPLETED" and train[0].get("TresPerJob") in ("gres:gpu:1", "gres/gpu:1")
-    folders = run_folders(project)
-    assert len(folders) == 4
-    for folder in folders:
-        assert json.loads((folder / "metrics.json").read_text())["provenance"]["packed_runs"] == 4
-        assert_close(numbers(folder), reference_metrics(project, folder, tmp_path), str(folder))
-
 
 
 def test_a_bundle_of_runs_is_one_slurm_job_and_resumes_when_preempted(cluster, make_project, tmp_path):
