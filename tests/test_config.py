@@ -1,6 +1,7 @@
 """Configuration: schema validation with readable errors, scale merge, grid expansion."""
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 
@@ -164,6 +165,34 @@ def test_runs_of_and_reads_name_other_artifacts_runs(tmp_path, paths):
     raw["artifacts"]["sizes"]["reads"] = [{"artifact": "a", "where": {"cell": "srn"}}]
     with pytest.raises(ConfigError, match=r"reads\[0\]: no run of artifact 'a' has the labels \{'cell': 'srn'\}"):
         load_tiny(tmp_path, raw, paths, scale="mini")
+
+
+def test_analysis_from_needs_the_same_analysis_on_runs_the_other_reads(tmp_path, paths):
+    """``analysis_from`` copies another analysis artifact's rows (rnnrepro.analysis_from): only
+    when that artifact runs the same analysis with the same parameters on a superset of its runs."""
+    raw = tiny_study()
+    analysis = {"name": "parameter_count", "cells": ["lstm"]}
+    raw["artifacts"]["all_sizes"] = {"title": "S", "analysis": dict(analysis), "reads": [{"artifact": "a"}]}
+    raw["artifacts"]["gru_sizes"] = {"title": "G", "analysis": dict(analysis), "analysis_from": "all_sizes",
+                                     "reads": [{"artifact": "a", "where": {"cell": "gru"}}]}
+    study = load_tiny(tmp_path, raw, paths, scale="mini")
+    assert {use.labels["cell"] for use in study.artifacts["gru_sizes"].reads} == {"gru"}
+    for edit, message in (
+            (lambda s: s["artifacts"]["gru_sizes"]["analysis"].update(cells=["gru"]),
+             r"gru_sizes.analysis_from: its analysis .* is not all_sizes's"),
+            (lambda s: s["artifacts"]["all_sizes"]["reads"][0].update(where={"cell": "lstm"}),
+             r"gru_sizes.analysis_from: all_sizes does not read 2 of its runs"),
+            (lambda s: s["artifacts"]["gru_sizes"].update(analysis_from="a"),
+             r"gru_sizes.analysis_from: 'a' is not an analysis artifact of the study; known: all_sizes"),
+            (lambda s: s["artifacts"]["all_sizes"].update(analysis_from="gru_sizes"),
+             r"analysis_from: 'gru_sizes' copies its rows from 'all_sizes'"),
+            (lambda s: (s["artifacts"]["b"]["grid"].update({"task.T": [5]}),  # b's run is a's LSTM, seed 1
+                        s["artifacts"]["gru_sizes"].update(reads=[{"artifact": "b"}])),
+             r"gru_sizes.analysis_from: all_sizes reads 1 of its runs under other labels")):
+        broken = copy.deepcopy(raw)
+        edit(broken)
+        with pytest.raises(ConfigError, match=message):
+            load_tiny(tmp_path, broken, paths, scale="mini")
 
 
 def test_a_claim_asks_for_the_seeds_it_needs_at_a_scale(tmp_path, paths):

@@ -206,6 +206,25 @@ def test_beam_bleu_of_beam_1_is_the_runs_own_greedy_bleu(tmp_path):
                                          for d in ("en-de", "de-en") for b in (1, 12)]
 
 
+def test_table4_copies_table3s_rows_as_decoding_its_runs_alone_would_write_them(tmp_path):
+    """Table 4's rows are copied from Table 3's (``analysis_from``, rnnrepro.analysis_from): a
+    run's BLEU does not depend on the runs decoded beside it, so the copied rows of one run are,
+    to the character, what decoding that run alone writes; a run the source lacks is an error."""
+    from rnnrepro.analysis_from import rows_for_runs
+
+    en_de = trained_translation(tmp_path / "a", "pru_plus")
+    other = trained_translation(tmp_path / "b", "lstm")
+    other = TrainedRun(other.folder, {**other.labels, "direction": "de-en"}, other.identity, other.data)
+    both, alone = tmp_path / "table3.csv", tmp_path / "alone.csv"
+    translation_bleu([en_de, other], beams=[1, 3], batch_size=4).to_csv(both, index=False)
+    translation_bleu([en_de], beams=[1, 3], batch_size=4).to_csv(alone, index=False)
+    copied = rows_for_runs(both, [{"labels": en_de.labels}])
+    assert len(copied) == 4 and set(copied["direction"]) == {"en-de"}
+    assert copied.to_csv(index=False) == alone.read_text()
+    with pytest.raises(ValueError, match=r"table3.csv: no row for the run x .*computed without that run"):
+        rows_for_runs(both, [{"folder": "x", "labels": {**en_de.labels, "cell": "gru"}}])
+
+
 def test_feedforward_diagonal_of_pru_plus(tmp_path):
     run = trained_translation(tmp_path, "pru_plus")
     table = feedforward_diagonal([run])

@@ -160,6 +160,16 @@ def test_another_scale_lives_apart_and_switching_back_retrains_nothing(project):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
+def test_pru_table4_is_table3s_en_de_rows(project):
+    """pru's Table 4 names ``analysis_from: table3``: its job copies Table 3's En→De rows
+    (rnnrepro.analysis_from) instead of decoding the same models again."""
+    def rows(artifact: str) -> list[dict]:
+        with open(project / f"results/ci/analyses/pru/{artifact}.csv") as handle:
+            return list(csv.DictReader(handle))
+
+    assert rows("table4") and rows("table4") == [row for row in rows("table3") if row["direction"] == "en-de"]
+
+
 def test_an_analysis_of_trained_models_reruns_only_with_them(project):
     """An analysis names the runs it reads and gets, as inputs, their bundle's record (the sha256
     of their outputs): it is computed once, untouched by a rerun of the workflow, and recomputed

@@ -137,6 +137,12 @@ def packed_loop_identity(package: Path = PACKAGE) -> str:
     return digest(code_files((PACKED_TRAINING_CODE,), package), package)
 
 
+def copied_rows_identity(package: Path = PACKAGE) -> str:
+    """sha256 of the code that copies another analysis artifact's rows (``analysis_from``:
+    rnnrepro.analysis_from), the code such an artifact's job executes."""
+    return digest(code_files((f"{NAME}.analysis_from",), package), package)
+
+
 def analysis_code_identity(analysis: str, package: Path = PACKAGE) -> str:
     """sha256 of an analysis's module and what it imports, and of the shared training code
     (which rebuilds the trained models it reads)."""

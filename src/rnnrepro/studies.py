@@ -440,7 +440,37 @@ def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None 
             artifact.runs = list(other.runs)
     for artifact in result.artifacts.values():
         artifact.reads = resolve_reads(artifact, result)
+    for artifact in result.artifacts.values():
+        if "analysis_from" in artifact.spec:
+            check_analysis_from(artifact, result)
     return result
+
+
+def check_analysis_from(artifact: Artifact, study: Study) -> None:
+    """An artifact whose analysis rows are copied from another's (:mod:`rnnrepro.analysis_from`)
+    runs the same analysis, with the same parameters, on runs all of which the other reads:
+    otherwise the copy would not be what its analysis computes, and the study file is wrong."""
+    name = artifact.spec["analysis_from"]
+    where = f"artifacts.{artifact.name}.analysis_from"
+    source = study.artifacts.get(name)
+    if source is None or source.analysis is None:
+        known = [a for a, other in study.artifacts.items() if other.analysis is not None and a != artifact.name]
+        raise ConfigError(f"{where}: {name!r} is not an analysis artifact of the study; known: {', '.join(known)}")
+    if artifact.analysis is None:
+        raise ConfigError(f"{where}: the artifact has no analysis of its own; give it {name}'s")
+    if "analysis_from" in source.spec:
+        raise ConfigError(f"{where}: {name!r} copies its rows from {source.spec['analysis_from']!r}; name that one")
+    if artifact.analysis != source.analysis:
+        raise ConfigError(f"{where}: its analysis {artifact.analysis} is not {name}'s {source.analysis}, so "
+                          f"{name}'s rows are not what it computes")
+    missing = sorted({use.folder for use in artifact.reads} - {use.folder for use in source.reads})
+    if missing:
+        raise ConfigError(f"{where}: {name} does not read {len(missing)} of its runs, e.g. {missing[0]}")
+    labels = {use.folder: use.labels for use in source.reads}
+    relabelled = [use.folder for use in artifact.reads if use.labels != labels[use.folder]]
+    if relabelled:  # the rows are found by their labels
+        raise ConfigError(f"{where}: {name} reads {len(relabelled)} of its runs under other labels, e.g. "
+                          f"{relabelled[0]}: {labels[relabelled[0]]}")
 
 
 def resolve_reads(artifact: Artifact, study: Study) -> list[RunUse]:

@@ -48,6 +48,7 @@ class WorkflowPlan:
     dataset_keys: dict[str, str | None]  # run folder -> the prepared dataset its task reads (None: synthetic)
     run_codes: dict[str, str]  # run folder -> the identity of the code it executes
     analysis_codes: dict[str, str]  # analysis name -> the identity of its code
+    copied_rows: str  # the identity of the code copying an analysis's rows (analysis_from)
     packed_loop: str  # the identity of the packed training loop
     packs: list[tuple[str, ...]]  # the run folders of each pack
 
@@ -59,7 +60,8 @@ class WorkflowPlan:
 
 def work_out_plan(config: dict, root: Path) -> WorkflowPlan:
     """The plan of ``config`` for the project at ``root`` (imports the registries, and torch)."""
-    from .code_identity import analysis_code_identity, packed_loop_identity, run_code_identity
+    from .code_identity import (analysis_code_identity, copied_rows_identity, packed_loop_identity,
+                                run_code_identity)
     from .packing import Packing, plan_packs
     from .tasks import TASKS
 
@@ -78,6 +80,7 @@ def work_out_plan(config: dict, root: Path) -> WorkflowPlan:
         run_codes={folder: run_code_identity(identity["task"]["name"], identity["model"]["name"],
                                              identity["cell"]["name"]) for folder, identity in runs.items()},
         analysis_codes={name: analysis_code_identity(name) for name in sorted(analyses)},
+        copied_rows=copied_rows_identity(),
         packed_loop=packed_loop_identity(),
         packs=[pack.members for pack in plan_packs(runs, Packing.from_config(config["packing"]))])
 

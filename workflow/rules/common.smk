@@ -156,8 +156,13 @@ def analysis_config(wildcards):
 
 @rule_function
 def analysis_code(wildcards):
-    """The identity of the analysis's code (a param: changing it recomputes the artifact)."""
-    return PLAN.analysis_codes[the_artifact(wildcards).analysis["name"]]
+    """The identity of the analysis's code (a param: changing it recomputes the artifact); of the
+    copying code for an artifact whose rows are another's (``analysis_from``: that one's code
+    recomputes it, and its new table, an input, reruns the copy)."""
+    artifact = the_artifact(wildcards)
+    if "analysis_from" in artifact.spec:
+        return f"copied:{PLAN.copied_rows}"
+    return PLAN.analysis_codes[artifact.analysis["name"]]
 
 
 @rule_function
@@ -170,8 +175,11 @@ def analysis_runs(wildcards):
 @rule_function
 def analysis_inputs(wildcards):
     """Final models of the runs an analysis reads, the datasets they were trained on, and the
-    datasets the analysis names itself (``datasets``)."""
+    datasets the analysis names itself (``datasets``); or, for an artifact whose rows are another's
+    (``analysis_from``, rnnrepro.analysis_from), that artifact's table alone."""
     artifact = the_artifact(wildcards)
+    if "analysis_from" in artifact.spec:
+        return {"rows_of": LAYOUT.analysis(wildcards.study, artifact.spec["analysis_from"])}
     reads = artifact.reads
     models = sorted({trained_output(use.folder, "model.pt") for use in reads})
     keys = {key for use in reads if (key := dataset_of(use.folder))}
