@@ -298,7 +298,8 @@ def snakemake_in(project, *args: str) -> str:
 def planned_jobs(project) -> list[set[str]]:
     """The cells of each training job ``snakemake -n`` plans (a run alone, a pack or a bundle)."""
     planned = snakemake_in(project, "-n", "runs")
-    plan = jobs_in_plan(project, extra_cells=["mgu"], studies=["pru", "basics"])  # once: a subprocess
+    # the packs and bundles, once (a subprocess), and only when a pack's or bundle's record is planned
+    plan = jobs_in_plan(project, extra_cells=["mgu"], studies=["pru", "basics"]) if "/trained.json" in planned else {}
     jobs = []
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", planned):
         cells = {re.search(r"/cell~(\w+)/", run).group(1) for run in planned_trainings(block, project, plan)}
