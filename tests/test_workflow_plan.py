@@ -12,7 +12,8 @@ import pytest
 import yaml
 from conftest import REPO
 
-from rnnrepro.workflow_plan import CACHE_FOLDER, KEPT_PLANS, PACKAGE, load_plan, plan_digest, work_out_plan
+from rnnrepro.studies import plan_digest_of
+from rnnrepro.workflow_plan import CACHE_FOLDER, KEPT_PLANS, PACKAGE, kept_study, load_plan, plan_digest, work_out_plan
 
 
 @pytest.fixture
@@ -75,6 +76,21 @@ def test_at_most_a_few_plans_are_kept(root):
     for number in range(KEPT_PLANS + 2):
         load_plan(ci_config(root, studies=["pru"], results=f"results{number}"), root)
     assert len(kept(root)) == KEPT_PLANS
+
+
+def test_the_plan_job_finds_its_study_among_the_kept_plans_by_digest(root):
+    """The workflow's ``plan`` job (workflow/scripts/plan.py) reads the study its parse planned from
+    the kept plans, by the digest of the study's plan: another scale's plan of
+    the same study is not it, and a digest no kept plan has is None (the job then works it out)."""
+    ci = load_plan(ci_config(root), root).studies["pru"]
+    mini = load_plan(ci_config(root, scale="mini", studies=["pru"]), root).studies["pru"]
+    assert plan_digest_of(ci) != plan_digest_of(mini)
+    assert kept_study(root, "pru", plan_digest_of(ci)) == ci
+    assert kept_study(root, "pru", plan_digest_of(mini)) == mini
+    assert kept_study(root, "pru", "0" * 64) is None and kept_study(root, "no-such-study", plan_digest_of(ci)) is None
+    for path in kept(root):
+        path.write_bytes(b"not a pickle")
+    assert kept_study(root, "pru", plan_digest_of(ci)) is None
 
 
 def test_a_kept_plan_is_read_back_without_torch(root):

@@ -122,3 +122,28 @@ def load_plan(config: dict, root: str | Path) -> WorkflowPlan:
     for stale in sorted(folder.glob("plan-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)[KEPT_PLANS:]:
         stale.unlink(missing_ok=True)
     return plan
+
+
+def kept_study(root: str | Path, name: str, digest: str) -> Study | None:
+    """Study ``name`` as the newest kept plan holding it with plan digest ``digest``
+    (:func:`rnnrepro.studies.plan_digest_of`), or None when no kept plan does: how the workflow's
+    ``plan`` job finds the study its parse worked out without parsing the workflow again."""
+    from .studies import plan_digest_of
+
+    folder = Path(root) / CACHE_FOLDER
+    paths = []
+    for path in folder.glob("plan-*.pickle"):
+        try:
+            paths.append((path.stat().st_mtime, path))
+        except FileNotFoundError:  # another workflow pruned it meanwhile
+            continue
+    for _, path in sorted(paths, reverse=True):
+        try:
+            with open(path, "rb") as handle:
+                plan = pickle.load(handle)
+        except Exception:  # noqa: BLE001 - gone or unreadable: the next one, or None
+            continue
+        study = plan.studies.get(name) if isinstance(plan, WorkflowPlan) else None
+        if study is not None and plan_digest_of(study) == digest:
+            return study
+    return None

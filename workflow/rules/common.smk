@@ -14,7 +14,7 @@ from rnnrepro.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
 from rnnrepro.jobs import RECORDED, Pack
 from rnnrepro.layout import Layout
-from rnnrepro.studies import plan_digest_of, write_plan
+from rnnrepro.studies import plan_digest_of
 from rnnrepro.workflow_plan import load_plan
 
 

@@ -4,8 +4,8 @@
 # rendered to HTML, which reads only its declared inputs. Over every study, the index page.
 
 
-# The plan is written from the parse-time studies themselves (this rule runs in Snakemake's own
-# process); its param is the plan's digest, so that a changed plan, and only that, rewrites it.
+# The plan is the parse-time one, which the parse keeps (rnnrepro.workflow_plan) and the script reads
+# back; its param is the plan's digest, so that a changed plan, and only that, rewrites it.
 rule plan:
     output:
         LAYOUT.plan("{study}"),
@@ -13,8 +13,8 @@ rule plan:
         digest=plan_digest,
     log:
         LAYOUT.log("plan", "{study}"),
-    run:
-        write_plan(STUDIES[wildcards.study], output[0])
+    script:
+        "../scripts/plan.py"
 
 
 rule summarise:
