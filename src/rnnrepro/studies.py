@@ -58,6 +58,11 @@ class Artifact:
     def claims(self) -> list[dict[str, Any]]:
         return list(self.spec.get("claims") or [])
 
+    @property
+    def rows_from(self) -> str | None:
+        """The analysis artifact whose rows this one copies (``analysis_from``), or None."""
+        return self.spec.get("analysis_from")
+
 
 @dataclass
 class Study:
@@ -441,7 +446,7 @@ def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None 
     for artifact in result.artifacts.values():
         artifact.reads = resolve_reads(artifact, result)
     for artifact in result.artifacts.values():
-        if "analysis_from" in artifact.spec:
+        if artifact.rows_from is not None:
             check_analysis_from(artifact, result)
     return result
 
@@ -450,7 +455,7 @@ def check_analysis_from(artifact: Artifact, study: Study) -> None:
     """An artifact whose analysis rows are copied from another's (:mod:`rnnrepro.analysis_from`)
     runs the same analysis, with the same parameters, on runs all of which the other reads:
     otherwise the copy would not be what its analysis computes, and the study file is wrong."""
-    name = artifact.spec["analysis_from"]
+    name = artifact.rows_from
     where = f"artifacts.{artifact.name}.analysis_from"
     source = study.artifacts.get(name)
     if source is None or source.analysis is None:
@@ -458,8 +463,8 @@ def check_analysis_from(artifact: Artifact, study: Study) -> None:
         raise ConfigError(f"{where}: {name!r} is not an analysis artifact of the study; known: {', '.join(known)}")
     if artifact.analysis is None:
         raise ConfigError(f"{where}: the artifact has no analysis of its own; give it {name}'s")
-    if "analysis_from" in source.spec:
-        raise ConfigError(f"{where}: {name!r} copies its rows from {source.spec['analysis_from']!r}; name that one")
+    if source.rows_from is not None:
+        raise ConfigError(f"{where}: {name!r} copies its rows from {source.rows_from!r}; name that one")
     if artifact.analysis != source.analysis:
         raise ConfigError(f"{where}: its analysis {artifact.analysis} is not {name}'s {source.analysis}, so "
                           f"{name}'s rows are not what it computes")

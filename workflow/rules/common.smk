@@ -160,7 +160,7 @@ def analysis_code(wildcards):
     copying code for an artifact whose rows are another's (``analysis_from``: that one's code
     recomputes it, and its new table, an input, reruns the copy)."""
     artifact = the_artifact(wildcards)
-    if "analysis_from" in artifact.spec:
+    if artifact.rows_from is not None:
         return f"copied:{PLAN.copied_rows}"
     return PLAN.analysis_codes[artifact.analysis["name"]]
 
@@ -178,8 +178,8 @@ def analysis_inputs(wildcards):
     datasets the analysis names itself (``datasets``); or, for an artifact whose rows are another's
     (``analysis_from``, rnnrepro.analysis_from), that artifact's table alone."""
     artifact = the_artifact(wildcards)
-    if "analysis_from" in artifact.spec:
-        return {"rows_of": LAYOUT.analysis(wildcards.study, artifact.spec["analysis_from"])}
+    if artifact.rows_from is not None:
+        return {"rows_of": LAYOUT.analysis(wildcards.study, artifact.rows_from)}
     reads = artifact.reads
     models = sorted({trained_output(use.folder, "model.pt") for use in reads})
     keys = {key for use in reads if (key := dataset_of(use.folder))}
