@@ -313,6 +313,30 @@ def test_adagrad_initial_accumulator():
         training.make_optimizer([weight], training.TrainConfig(optimizer="adam", initial_accumulator=0.1))
 
 
+@pytest.mark.parametrize("name", ["sgd", "adam", "adagrad"])
+def test_cpu_optimisers_take_the_fused_kernels_and_the_same_step(name):
+    """On the CPU the optimisers run torch's fused kernels (make_optimizer); their steps are the
+    loop's up to rounding. Parameter groups (dicts) keep torch's default."""
+    torch.manual_seed(0)
+    start, grads = torch.randn(5, 3), [torch.randn(5, 3) for _ in range(4)]
+    cfg = training.TrainConfig(optimizer=name, lr=0.1)
+    weights = {}
+    for fused in (True, False):
+        weight = torch.nn.Parameter(start.clone())
+        optimizer = training.make_optimizer([weight], cfg)
+        assert optimizer.param_groups[0]["fused"] is True
+        if not fused:
+            optimizer = type(optimizer)([weight], lr=0.1)  # torch's CPU default: the per-parameter loop
+        for grad in grads:
+            weight.grad = grad.clone()
+            optimizer.step()
+        weights[fused] = weight.detach()
+    assert not torch.equal(weights[True], start)
+    torch.testing.assert_close(weights[True], weights[False], rtol=1e-6, atol=1e-7)
+    group = training.make_optimizer([{"params": [torch.nn.Parameter(start.clone())]}], cfg).param_groups[0]
+    assert not group["fused"]
+
+
 # -- stop signals outside the training steps ---------------------------------------------------
 class SignalOnCall:
     """Wraps a function: delivers SIGTERM to this process on its ``call``-th call, then runs it."""

@@ -364,10 +364,10 @@ def make_optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
 
 def fused_on(params: list) -> bool | None:
     """True when every parameter is a dense floating-point tensor on the CPU, where torch's fused
-    optimiser kernels replace a Python loop over parameters; None (torch's default) otherwise."""
-    tensors = [p["params"] if isinstance(p, dict) else [p] for p in params]
-    flat = [t for group in tensors for t in group]
-    if flat and all(t.device.type == "cpu" and t.is_floating_point() and not t.is_sparse for t in flat):
+    optimiser kernels replace a Python loop over parameters; None (torch's default) otherwise,
+    parameter groups (dicts) included."""
+    if params and all(isinstance(p, torch.Tensor) and p.device.type == "cpu" and p.is_floating_point()
+                      and not p.is_sparse for p in params):
         return True
     return None
 
