@@ -350,7 +350,7 @@ def make_optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
 
     On the CPU the update runs as torch's fused kernel (:func:`fused_on`): the same update, one
     kernel per parameter instead of a Python loop of element-wise operations; its rounding differs
-    from the loop's in the last bits (1e-7 relative), and runs of small models train 5-20 % faster
+    from the loop's in the last bits (1e-7 relative), and whole runs of small models took 0.80-0.98 of the time
     (benchmarks/bench_optimizer.py). Elsewhere torch picks its own implementation."""
     params = list(params)
     fused = fused_on(params)

@@ -13,7 +13,8 @@ package's source code, and of nothing else. So
 :func:`load_plan` keeps it in ``.snakemake/rnnrepro/plan-<digest>.pickle``, named by the sha256
 of all of them (:func:`plan_digest`), and reads it back, without importing torch, while none has
 changed. An edit of any of them makes a new digest and a plan
-worked out afresh; a file that cannot be read back is worked out again too.
+worked out afresh; a file that cannot be read back is worked out again too. The workflow's
+``plan`` job reads its study back from the kept plans too (:func:`kept_study`).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from typing import Any
 
 from .atomic import atomic_path
 from .code_identity import PACKAGE
-from .studies import Study, load_workflow_config, runs_of
+from .studies import Study, load_workflow_config, plan_digest_of, runs_of
 from .study_metrics import PUBLISHED
 
 log = logging.getLogger("rnnrepro.workflow")
@@ -119,25 +120,28 @@ def load_plan(config: dict, root: str | Path) -> WorkflowPlan:
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
         tmp.write_bytes(pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL))
-    for stale in sorted(folder.glob("plan-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)[KEPT_PLANS:]:
+    for stale in kept_plans(folder)[KEPT_PLANS:]:
         stale.unlink(missing_ok=True)
     return plan
+
+
+def kept_plans(folder: Path) -> list[Path]:
+    """The plans kept in ``folder``, the newest used first (one another workflow removes meanwhile
+    is left out)."""
+    found = []
+    for path in folder.glob("plan-*.pickle"):
+        try:
+            found.append((path.stat().st_mtime, path))
+        except FileNotFoundError:
+            continue
+    return [path for _, path in sorted(found, reverse=True)]
 
 
 def kept_study(root: str | Path, name: str, digest: str) -> Study | None:
     """Study ``name`` as the newest kept plan holding it with plan digest ``digest``
     (:func:`rnnrepro.studies.plan_digest_of`), or None when no kept plan does: how the workflow's
     ``plan`` job finds the study its parse worked out without parsing the workflow again."""
-    from .studies import plan_digest_of
-
-    folder = Path(root) / CACHE_FOLDER
-    paths = []
-    for path in folder.glob("plan-*.pickle"):
-        try:
-            paths.append((path.stat().st_mtime, path))
-        except FileNotFoundError:  # another workflow pruned it meanwhile
-            continue
-    for _, path in sorted(paths, reverse=True):
+    for path in kept_plans(Path(root) / CACHE_FOLDER):
         try:
             with open(path, "rb") as handle:
                 plan = pickle.load(handle)

@@ -10,11 +10,13 @@ sys.path.insert(0, snakemake.scriptdir)
 from _log import to_log_file  # noqa: E402
 
 from rnnrepro.studies import plan_digest_of, write_plan  # noqa: E402
-from rnnrepro.workflow_plan import kept_study, load_plan  # noqa: E402
+from rnnrepro.workflow_plan import kept_study, work_out_plan  # noqa: E402
 
 to_log_file(snakemake.log[0])
 root, name, digest = Path(snakemake.scriptdir).resolve().parents[1], snakemake.wildcards.study, snakemake.params.digest
-study = kept_study(root, name, digest) or load_plan(dict(snakemake.config), root).studies[name]
+# none kept (removed by hand): work it out from the workflow's validated settings, keeping nothing,
+# as the kept plans are named by the settings as given
+study = kept_study(root, name, digest) or work_out_plan(dict(snakemake.config), root).studies[name]
 if plan_digest_of(study) != digest:
     raise RuntimeError(f"study {name}: its plan worked out again is not the one the workflow planned (digest "
                        f"{digest[:12]}); run the workflow again")
