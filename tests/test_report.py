@@ -271,6 +271,48 @@ def test_render_cli_takes_parameters(tmp_path):
     assert "PRU and PRU+ converge faster than LSTM" in text
 
 
+def figure_png(grid) -> bytes:
+    """The PNG a report shows of ``grid`` (the inline backend saves with a tight bounding box)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    grid.figure.savefig(buffer, format="png", bbox_inches="tight")
+    plt.close(grid.figure)
+    return buffer.getvalue()
+
+
+def test_grids_are_the_same_without_seaborns_layout_draws(monkeypatch):
+    """The reports' seaborn measures a grid's outside legend without drawing the figure twice
+    (rnnrepro.report.plots.seaborn_for_reports): the curves and the bars come out pixel for pixel
+    as seaborn's own draws make them."""
+    import matplotlib
+    import seaborn.axisgrid
+    import seaborn.utils
+
+    from rnnrepro.report import plots
+
+    matplotlib.use("agg")
+    steps = [(cell, seed, step, 1 / (step + seed + len(cell))) for cell in ("lstm", "gru", "pru")
+             for seed in (1, 2, 3) for step in range(0, 200, 10)]
+    rows = pd.DataFrame(steps, columns=["cell", "seed", "step", "value"]).assign(metric="dev_mse", T=lambda d: d.seed % 2)
+    ours = rows[rows["step"] == 190].assign(model="basic", metric="test_accuracy")
+    published = ours.drop_duplicates("cell").assign(value=0.5, source="a paper")
+
+    def pictures() -> list[bytes]:
+        return [figure_png(plots.curves(rows, "dev_mse", col="T")),
+                figure_png(plots.metric_bars(ours, published, "test_accuracy"))]
+
+    monkeypatch.setattr(plots, "seaborn_for_reports", lambda: seaborn)  # seaborn as it is: two draws a legend
+    monkeypatch.setattr(seaborn.axisgrid, "_draw_figure", seaborn.utils._draw_figure)
+    drawn = pictures()
+    monkeypatch.undo()
+    measured = pictures()
+    assert seaborn.axisgrid._draw_figure is plots._no_draw
+    assert measured == drawn
+
+
 def test_failed_execution_writes_no_html(tmp_path):
     with pytest.raises(papermill.PapermillExecutionError, match="no inputs for the report of no-such-study"):
         render_report(REPO / "reports" / "pru.ipynb", {"study": "no-such-study"}, tmp_path / "pru.html", cwd=REPO)

@@ -9,12 +9,36 @@ from ..labels import CELL_ORDER, MODEL_ORDER, natural_key, ordered
 from ..metrics.formats import metric_format
 
 
+def seaborn_for_reports():
+    """seaborn, with its grids' legends measured without drawing the whole figure.
+
+    ``FacetGrid.add_legend`` (a legend outside the grid, what ``relplot`` and ``catplot`` make)
+    draws the entire figure twice only to read the legend's width, which matplotlib works out
+    from the legend's own texts when asked; those two draws were a quarter of a report's time
+    (elstm's, profiled). Without them every figure comes out pixel for pixel the same
+    (tests/test_report.py::test_grids_are_the_same_without_seaborns_layout_draws). seaborn is
+    pinned (pyproject.toml); the private hook it replaces is checked to exist.
+    """
+    import seaborn as sns
+    import seaborn.axisgrid
+
+    if not hasattr(seaborn.axisgrid, "_draw_figure"):
+        raise RuntimeError("seaborn.axisgrid._draw_figure is gone: check the legend measurement in "
+                           "rnnrepro.report.plots.seaborn_for_reports against this seaborn version")
+    seaborn.axisgrid._draw_figure = _no_draw
+    return sns
+
+
+def _no_draw(figure) -> None:
+    """What ``add_legend`` needs of its draws: nothing (see :func:`seaborn_for_reports`)."""
+
+
 def metric_bars(ours: pd.DataFrame, published: pd.DataFrame, metric: str, x: str = "model", hue: str = "cell"):
     """Bars of ``metric`` by ``x`` and ``hue``: ours (mean, sd over seeds) beside published.
 
     ``ours`` holds run rows (one per seed), ``published`` published rows; returns the FacetGrid.
     """
-    import seaborn as sns
+    sns = seaborn_for_reports()
 
     fmt = metric_format(metric)
     parts = []
@@ -44,7 +68,7 @@ def curves(rows: pd.DataFrame, metric: str, x: str = "step", hue: str = "cell", 
     ``baseline`` draws a dashed horizontal line labelled ``baseline_label``. Returns the
     FacetGrid, or None when there is no such curve.
     """
-    import seaborn as sns
+    sns = seaborn_for_reports()
 
     data = rows[rows["metric"] == metric].dropna(subset=[x, "value"])
     if data.empty:
@@ -79,7 +103,7 @@ def heatmaps(frame: pd.DataFrame, x: str, y: str, value: str, panel: str, panels
     sentence. Returns the matplotlib figure.
     """
     import matplotlib.pyplot as plt
-    import seaborn as sns
+    sns = seaborn_for_reports()
 
     panels = list(panels) if panels is not None else sorted(frame[panel].unique(), key=natural_key)
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels) + 0.6, 3.4), squeeze=False)

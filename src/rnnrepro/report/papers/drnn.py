@@ -76,7 +76,7 @@ def reversal_summary(report: StudyReport) -> pd.DataFrame:
 def reversal_figure(report: StudyReport) -> None:
     """Fig. 3: accuracy against the delay; d-LSTM validation and test, LSTM and Bi-LSTM, the bound."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
+    sns = plots.seaborn_for_reports()
 
     summary = reversal_summary(report)
     if summary.empty:
@@ -219,7 +219,7 @@ def cost(report: StudyReport) -> None:
     """Median time of a forward pass and of a training step against T, per network, and the
     Bi-LSTM / d-LSTM ratios beside the paper's count 2T / (T + d)."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
+    sns = plots.seaborn_for_reports()
 
     table = report.analysis("cost")
     if table.empty:

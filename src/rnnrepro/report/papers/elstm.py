@@ -122,7 +122,7 @@ def input_curves(artifact: str):
     """Figs. 11-12: training loss per macro model, I_t = X_t against [X_t, h_{t−1}], LSTM and ELSTM."""
     def show(report: StudyReport) -> None:
         import matplotlib.pyplot as plt
-        import seaborn as sns
+        sns = plots.seaborn_for_reports()
 
         rows = report.curve_rows(artifact, "train_loss")
         if rows.empty:

@@ -190,7 +190,7 @@ def bucket_of(metric: str) -> str:
 def bleu_by_length(report: StudyReport, artifact: str = "fig5") -> None:
     """Fig. 5: test BLEU (greedy) per source-length bucket, per cell, one panel per direction."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
+    sns = plots.seaborn_for_reports()
 
     display_markdown("**Published:** Fig. 5 (En-Fi, Fi-En, En-De) is a plot only.")
     summary = report.ours(artifact)
