@@ -383,7 +383,7 @@ def test_sigterm_in_the_last_dev_evaluation_checkpoints_and_resumes(tmp_path, re
 @pytest.mark.usefixtures("unhandled_sigterm_fails")
 def test_sigterm_in_the_final_evaluation_writes_no_outputs(tmp_path, reference, monkeypatch):
     with monkeypatch.context() as patch:
-        patch.setattr(training, "evaluate", SignalOnCall(training.evaluate, 3))  # the final evaluation's
+        patch.setattr(training, "final_evaluation", SignalOnCall(training.final_evaluation, 1))
         with pytest.raises(TrainingInterrupted, match="SIGTERM during the final evaluation .* checkpoint is final"):
             train_run(adding_run(), tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]

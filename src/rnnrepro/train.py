@@ -62,7 +62,9 @@ What a run's ``train:`` settings (:class:`TrainConfig`) add to plain minibatch t
   have not improved (or after ``epochs``). The model evaluated on dev and test at the end,
   and saved as model.pt, is the kept one; metrics.json has ``best_epoch`` (its epoch) and
   ``epochs`` (epochs trained). The kept weights, v*, and the count of epochs without
-  improvement are in the checkpoint.
+  improvement are in the checkpoint, with the dev metrics of the kept and of the last epoch's
+  weights: the final evaluation takes the dev metrics of the weights it evaluates from there
+  (the same computation on the same weights) and evaluates only the test split.
 - A goal (``stop_at`` s): training also stops after the first epoch whose watched dev metric
   is better than s: v_e < s where lower is better, v_e > s where higher is better (the drnn
   paper's sine task: "Training is stopped if the validation MSE falls below 1e-5"). Without
@@ -238,6 +240,8 @@ class Progress:
     diverged_step: int | None = None  # on_nonfinite="record": the step whose loss was not finite
     deterministic: bool = True  # every session so far ran with deterministic kernels
     nondeterministic_ops: list[str] = field(default_factory=list)  # ops that ran without a deterministic kernel
+    last_dev: dict[str, float] | None = None  # dev metrics of the last completed epoch's weights
+    kept_dev: dict[str, float] | None = None  # early stopping: dev metrics of the kept weights
 
 
 # -- set-up ----------------------------------------------------------------------------------
@@ -550,7 +554,8 @@ def train_step(model: nn.Module, task: Task, batch, optimizer, cfg: TrainConfig,
     sum of every prediction's loss; the loss returned (the training curve, ``train_loss``) is the
     main prediction's, the one its metrics are computed from, so that training losses (and
     perplexities) compare across models."""
-    model.train()
+    if not model.training:  # after an evaluation; train() walks every module, each step adds up
+        model.train()
     optimizer.zero_grad(set_to_none=True)
     if task.stateful:
         output, carried = forward_with_state(model, batch, carried)
@@ -582,13 +587,16 @@ def evaluate(model: nn.Module, task: Task, splits: tuple[str, ...], cfg: TrainCo
     return metrics
 
 
-def final_evaluation(model: nn.Module, task: Task, cfg: TrainConfig, device) -> tuple[dict[str, float], SplitItems | None]:
+def final_evaluation(model: nn.Module, task: Task, cfg: TrainConfig, device,
+                     dev: dict[str, float] | None = None) -> tuple[dict[str, float], SplitItems | None]:
     """The dev and test metrics of the trained model, and its test items when the task records
-    them (:meth:`Task.item_formulas`), kept for the paired bootstrap of the report."""
+    them (:meth:`Task.item_formulas`), kept for the paired bootstrap of the report. ``dev``: the
+    dev metrics of these very weights when an epoch's end measured them, not measured again."""
     formulas = task.item_formulas()
+    metrics = dict(dev) if dev is not None else evaluate(model, task, ("dev",), cfg, device)
     if not formulas:
-        return evaluate(model, task, ("dev", "test"), cfg, device), None
-    metrics = evaluate(model, task, ("dev",), cfg, device)
+        return {**metrics, **evaluate(model, task, ("test",), cfg, device)}, None
+    model.eval()
     recorder = ItemRecorder(task.item_unit)
     metrics.update(task.evaluate(model, "test", cfg.eval_batch_size, device, items=recorder))
     return metrics, recorder.items("test", formulas)
@@ -727,6 +735,7 @@ def end_epoch(progress: Progress, dev: dict[str, float], task: Task, cfg: TrainC
     if cfg.lr_decay != 1.0:
         progress.curve.append((progress.step, progress.epoch + 1, "lr", cfg.lr_at(progress.epoch)))
     progress.last_epoch_loss = progress.epoch_loss / max(progress.batch_in_epoch, 1)
+    progress.last_dev = dict(dev)
     progress.epoch += 1
     progress.batch_in_epoch = 0
     progress.epoch_loss = 0.0
@@ -740,6 +749,7 @@ def end_epoch(progress: Progress, dev: dict[str, float], task: Task, cfg: TrainC
         return False
     if improves(value, progress.best_value, goal, cfg.min_delta):
         progress.best_value, progress.best_epoch = value, progress.epoch
+        progress.kept_dev = dict(dev)
         progress.epochs_without_improvement = 0
         return True
     progress.epochs_without_improvement += 1
@@ -777,7 +787,8 @@ def training_done(progress: Progress, cfg: TrainConfig) -> bool:
 def finish_run(out_dir: Path, run: dict, task: Task, model: nn.Module, cfg: TrainConfig, device,
                progress: Progress, best_model: dict[str, torch.Tensor] | None,
                made: dict[str, Any], stop: StopSignals | None = None) -> dict[str, float]:
-    """Evaluate the trained run (its kept weights, with early stopping) on dev and test and write
+    """Evaluate the trained run (its kept weights, with early stopping) on test, its dev metrics
+    those its epoch's end measured (:attr:`Progress.last_dev`, :attr:`Progress.kept_dev`), and write
     its outputs (:func:`write_outputs`, provenance ``made``); return its metrics. A stop signal
     received (``stop``) by the end of the evaluation raises :class:`TrainingInterrupted` before
     anything is written: the run's checkpoint is final, so its rerun only evaluates."""
@@ -787,7 +798,8 @@ def finish_run(out_dir: Path, run: dict, task: Task, model: nn.Module, cfg: Trai
     else:
         if best_model is not None:
             model.load_state_dict(best_model)
-        metrics, items = final_evaluation(model, task, cfg, device)
+        dev = progress.kept_dev if best_model is not None else progress.last_dev  # of the weights evaluated
+        metrics, items = final_evaluation(model, task, cfg, device, dev)
         if cfg.on_nonfinite == "record":
             metrics["diverged"] = 0
     train_loss = progress.last_epoch_loss
