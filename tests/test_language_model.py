@@ -182,3 +182,16 @@ def test_a_brnn_language_model_sees_the_token_it_predicts(tmp_path):
         model = build_model(name, task.io, "lstm", hidden_size=4, embedding_size=3).eval()
         differs = not torch.allclose(model(batch)[2], model(changed)[2])
         assert differs == sees_future
+
+
+def test_a_task_read_from_a_file_is_made_once_per_file_and_parameters(tmp_path):
+    """build_task shares a task read from a prepared file while the file and the parameters are
+    the same (a bundle's runs, an analysis's models), and reads the file again when it changes."""
+    path = toy_corpus(tmp_path)
+    task = build_task("lm", data=path, bptt=3)
+    assert build_task("lm", data=path, bptt=3) is task
+    assert build_task("lm", data=path, bptt=4) is not task
+    write_json_gz({"dataset": "ptb_word", "splits": {split: ["a", "b", "<eos>"] for split in ("train", "dev", "test")}},
+                  path)
+    changed = build_task("lm", data=path, bptt=3)
+    assert changed is not task and changed.vocabulary_size == 3 < task.vocabulary_size
