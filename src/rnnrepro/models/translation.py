@@ -263,12 +263,16 @@ class AttentionEncoderDecoder(nn.Module):
         rank = torch.arange(k, device=device)
         for t in range(int(limit.max())):
             logits, s, state = self.step(previous, s, state, encoded, t)
-            log_probs = torch.log_softmax(logits.float(), -1).double()
-            vocab = log_probs.shape[1]
-            candidates = (scores.unsqueeze(2) + log_probs.view(n, k, vocab)).view(n, k * vocab)
+            # Only a hypothesis's own k best tokens can be among the k best extensions of all
+            # (each of its other tokens has k better ones with the same prefix score): a pair's
+            # k·min(k, V) candidates hold the best of its k·V, picked in float32 before the sum.
+            own = min(k, logits.shape[1])
+            best, best_token = torch.log_softmax(logits.float(), -1).topk(own, dim=1)
+            candidates = (scores.unsqueeze(2) + best.double().view(n, k, own)).view(n, k * own)
             top, index = candidates.topk(k, dim=1)
             top = top.masked_fill(rank >= open_slots.unsqueeze(1), float("-inf"))
-            origin, token = index // vocab, index % vocab
+            origin = index // own
+            token = best_token.view(n, k * own).gather(1, index)
             history = torch.cat([history.gather(1, origin.unsqueeze(2).expand(-1, -1, t)),
                                  token.unsqueeze(2)], dim=2)
             ends = torch.isfinite(top) & ((token == EOS_ID) | (t + 1 >= limit).unsqueeze(1))
