@@ -154,7 +154,9 @@ def random_check(cell_name: str, steps: int, batch: int, seed: int) -> dict[str,
 
     generator = torch.Generator().manual_seed(seed)
     inputs, hidden = 5, 7
-    cell = build_cell(cell_name, inputs, hidden, dtype=DOUBLE)
+    with torch.random.fork_rng(devices=[]):  # the cell's initial weights from the seed too, not the process's RNG
+        torch.manual_seed(seed)
+        cell = build_cell(cell_name, inputs, hidden, dtype=DOUBLE)
     with torch.no_grad():
         for parameter in cell.parameters():
             parameter.add_(0.5 * torch.randn(parameter.shape, generator=generator, dtype=DOUBLE))
