@@ -112,6 +112,24 @@ def test_random_check_depends_on_its_seed_alone():
     assert all(checks == found[0] for checks in found), found
 
 
+def test_an_analysis_draws_from_its_seed_not_from_the_process(monkeypatch, tmp_path):
+    """run_analysis starts torch's global RNG from the analysis's seed (and restores the
+    process's after it): an analysis drawing without a generator of its own, as wsum's random
+    check did, writes the same table whatever the process drew before."""
+    from rnnrepro.analyses import run_analysis
+
+    monkeypatch.setitem(ANALYSES._entries, "draws", lambda seed: pd.DataFrame({"value": torch.rand(3).tolist()}))
+    tables = []
+    for state, seed in ((1, 0), (2, 0), (1, 5)):
+        torch.manual_seed(state)
+        run_analysis({"name": "draws"}, tmp_path / "draws.csv", seed=seed)
+        tables.append((tmp_path / "draws.csv").read_text())
+        after = torch.rand(1)
+        torch.manual_seed(state)
+        assert torch.equal(after, torch.rand(1)), "the process's RNG is left where it was"
+    assert tables[0] == tables[1] != tables[2]
+
+
 def test_a_backward_layer_puts_its_weights_below_the_diagonal():
     torch.manual_seed(2)
     layer = Bidirectional(build_cell("lstm_minus_srnn_out", 3, 4, dtype=torch.float64),

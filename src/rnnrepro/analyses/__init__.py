@@ -54,7 +54,12 @@ def trained_runs(runs: list[dict], data: list[str | Path]) -> list[TrainedRun]:
 
 def run_analysis(params: dict, out_csv: str | Path, seed: int = 0, runs: list[dict] | None = None,
                  data: list[str | Path] | None = None) -> None:
-    """Run the analysis ``params["name"]`` with the other params and write its table atomically."""
+    """Run the analysis ``params["name"]`` with the other params and write its table atomically.
+
+    torch's global RNG starts from ``seed`` for the analysis (and is restored after it), so that
+    what an analysis draws without a generator of its own is the seed's too, not the process's."""
+    import torch
+
     from ..atomic import atomic_path
 
     params = dict(params)
@@ -64,7 +69,9 @@ def run_analysis(params: dict, out_csv: str | Path, seed: int = 0, runs: list[di
         params["runs"] = trained_runs(runs or [], data or [])
     if "data" in accepted:  # the prepared datasets it reads, by key
         params["data"] = {Path(path).name.removesuffix(".json.gz"): str(path) for path in data or []}
-    table = function(seed=seed, **params)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        table = function(seed=seed, **params)
     with atomic_path(out_csv) as tmp:
         table.to_csv(tmp, index=False)
 
