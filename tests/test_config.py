@@ -11,6 +11,8 @@ import yaml
 from rnnrepro.config_check import ConfigError
 from rnnrepro.studies import deep_merge, load_workflow_config, run_folder, run_identity
 
+from conftest import REPO
+
 
 @pytest.fixture
 def paths(repo):
@@ -37,10 +39,12 @@ def tiny_study() -> dict:
 
 
 def test_shipped_config_is_valid_at_every_scale(base_config, paths):
+    """Each load checks every scale of every study and returns the chosen scale's expansion."""
     for scale in ("ci", "mini", "paper"):
         config, studies = load_workflow_config({**base_config, "scale": scale}, *paths)
         assert set(studies) == set(config["studies"])
         assert all(study.runs for study in studies.values())
+        assert {study.scale for study in studies.values()} == {scale}
 
 
 def test_defaults_are_filled(paths):
@@ -91,6 +95,10 @@ def load_tiny(tmp_path, study, paths, scale="ci"):
     (lambda s: s["scales"]["ci"]["artifacts"].update(zz={}), "scales.ci.artifacts: unknown artifact zz; known: a, b"),
     (lambda s: s["artifacts"]["a"].update(grids={"x": {"cell": ["gru"]}}), "artifacts.a: give either grid or grids, not both"),
     (lambda s: s["artifacts"]["b"].update(runs_of="zz"), "artifacts.b.runs_of: 'zz' is not an artifact with runs"),
+    # a run's setting at fault is named by where it is given: the grid, the artifact or the defaults
+    (lambda s: s["artifacts"]["a"]["grid"].update({"task.T": ["long"]}), "tiny.yaml: artifacts.a.grid.task.T, run task~"),
+    (lambda s: s["artifacts"]["a"]["task"].update(T="long"), "tiny.yaml: artifacts.a.task.T, run task~adding/model~basic/"),
+    (lambda s: s["defaults"].update(model={"hidden_size": "x"}), "tiny.yaml: defaults.model.hidden_size, run task~"),
 ])
 def test_bad_study_names_the_problem(tmp_path, paths, edit, message):
     study = tiny_study()
@@ -99,6 +107,49 @@ def test_bad_study_names_the_problem(tmp_path, paths, edit, message):
         load_tiny(tmp_path, study, paths, scale="mini")
     assert message in str(error.value)
     assert "tiny.yaml" in str(error.value)
+
+
+def pru_broken_in_paper(tmp_path, edit=None):
+    """config/studies/pru.yaml copied to ``tmp_path``/studies, its paper scale's fig2 changed by ``edit``."""
+    study = yaml.safe_load((REPO / "config" / "studies" / "pru.yaml").read_text())
+    if edit is not None:
+        edit(study["scales"]["paper"]["artifacts"]["fig2"])
+    folder = tmp_path / "studies"
+    folder.mkdir(exist_ok=True)
+    (folder / "pru.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    return REPO / "workflow" / "schemas", folder
+
+
+def test_an_unchanged_copy_loads_at_every_scale(tmp_path):
+    schemas, studies = pru_broken_in_paper(tmp_path)
+    for scale in ("ci", "mini", "paper"):
+        assert load_workflow_config({"scale": scale, "studies": ["pru"]}, schemas, studies)[1]["pru"].runs
+
+
+@pytest.mark.parametrize("edit, where, problem", [
+    # found when paper is expanded: "<file>: scale paper: <key>, run <folder>: <problem>"
+    (lambda a: a["grid"].update({"model.hidden_size": "abc"}),
+     "pru.yaml: scale paper: artifacts.fig2.grid.model.hidden_size, run task~adding/model~basic/",
+     "model 'basic' parameter 'hidden_size' = 'abc' has the wrong type"),
+    (lambda a: a.update(model={"hiden_size": 64}),
+     "pru.yaml: scale paper: artifacts.fig2.model.hiden_size, run task~adding/model~basic/",
+     "model 'basic' has no parameter 'hiden_size'; allowed: hidden_size"),
+    (lambda a: a["grid"].update({"task.lenght": [100, 200]}),
+     "pru.yaml: scale paper: artifacts.fig2.grid.task.lenght, run task~adding/model~basic/",
+     "task 'adding' has no parameter 'lenght'; allowed: T"),
+    # found by the schema, which reads every scale: "<file>: invalid configuration: - scales.paper.<key>: <problem>"
+    (lambda a: a["grid"].update(hidden=[1, 2]), "scales.paper.artifacts.fig2.grid:", "grid key 'hidden' is not task"),
+    (lambda a: a.update(modle={"hidden_size": 64}), "scales.paper.artifacts.fig2:", "unknown key 'modle'"),
+    (lambda a: a.update(train={"epochs": "many"}), "scales.paper.artifacts.fig2.train.epochs:", "'many' is not of type"),
+])
+def test_a_problem_in_another_scale_stops_the_run_naming_file_scale_and_key(tmp_path, edit, where, problem):
+    """Every scale of a study is checked whichever runs: a problem in paper's grids stops a ci run."""
+    schemas, studies = pru_broken_in_paper(tmp_path, edit)
+    with pytest.raises(ConfigError) as error:
+        load_workflow_config({"scale": "ci", "studies": ["pru"]}, schemas, studies)
+    message = str(error.value)
+    assert message.startswith(f"{studies / 'pru.yaml'}: ")
+    assert where in message and problem in message
 
 
 def folders(study, artifact):

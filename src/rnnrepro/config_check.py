@@ -16,7 +16,13 @@ from typing import Any
 
 
 class ConfigError(ValueError):
-    """A configuration problem, with a message that names the file, key and allowed values."""
+    """A configuration problem, with a message that names the file, key and allowed values.
+
+    ``key``: the run setting at fault (``model.hidden_size``), where a check of one run knows it."""
+
+    def __init__(self, message: str = "", key: str | None = None):
+        super().__init__(message)
+        self.key = key
 
 
 def _accepts(hint: Any, value: Any) -> bool:
@@ -56,10 +62,10 @@ def check_kwargs(owner: str, function: Any, params: dict, skip: set[str]) -> Non
     allowed = [p for p in names if p not in skip and p != "self"]
     for key, value in params.items():
         if key not in allowed:
-            raise ConfigError(f"{owner} has no parameter {key!r}; allowed: {', '.join(allowed) or '(none)'}")
+            raise ConfigError(f"{owner} has no parameter {key!r}; allowed: {', '.join(allowed) or '(none)'}", key)
         hint = hints.get(key, inspect.Parameter.empty)
         if not _accepts(hint, value):
-            raise ConfigError(f"{owner} parameter {key!r} = {value!r} has the wrong type; expected {hint}")
+            raise ConfigError(f"{owner} parameter {key!r} = {value!r} has the wrong type; expected {hint}", key)
 
 
 @functools.cache
@@ -72,9 +78,9 @@ def check_dataclass(owner: str, cls: type, params: dict) -> None:
     names, hints = _fields(cls)
     for key, value in params.items():
         if key not in names:
-            raise ConfigError(f"{owner} has no setting {key!r}; allowed: {', '.join(names)}")
+            raise ConfigError(f"{owner} has no setting {key!r}; allowed: {', '.join(names)}", key)
         if not _accepts(hints[key], value):
-            raise ConfigError(f"{owner} setting {key!r} = {value!r} has the wrong type; expected {hints[key]}")
+            raise ConfigError(f"{owner} setting {key!r} = {value!r} has the wrong type; expected {hints[key]}", key)
 
 
 @functools.lru_cache(maxsize=None)
@@ -93,38 +99,93 @@ def _tiny_cell_problem(cell_json: str) -> str | None:
     return None
 
 
-def check_run_config(cfg: dict) -> None:
-    """Check names and parameters of a run's task, model, cell and training settings."""
+SECTION_SKIP = {  # constructor parameters a run's section does not set
+    "task": {"data"},
+    "model": {"io", "cell", "cell_params"},
+    "cell": {"input_size", "hidden_size", "device", "dtype"},
+}
+
+
+def _check_section(cfg: dict, section: str) -> None:
+    """The name and parameters of a run's task, model or cell."""
     from .cells import CELLS
     from .models import MODELS
     from .tasks import TASKS
+
+    registry = {"task": TASKS, "model": MODELS, "cell": CELLS}[section]
+    params = dict(cfg.get(section) or {})
+    name = params.pop("name", None)
+    if name is None:
+        raise ConfigError(f"no {section} name given")
+    try:
+        constructor = registry[name]
+    except KeyError as error:
+        raise ConfigError(str(error)) from None
+    try:
+        check_kwargs(f"{section} {name!r}", constructor, params, SECTION_SKIP[section])
+    except ConfigError as error:
+        raise ConfigError(str(error), f"{section}.{error.key}") from None
+
+
+def _check_train(cfg: dict) -> None:
+    from .train import TrainConfig
+
+    try:
+        check_dataclass("train", TrainConfig, cfg.get("train") or {})
+    except ConfigError as error:
+        raise ConfigError(str(error), f"train.{error.key}") from None
+
+
+def _check_watched(cfg: dict) -> None:
     from .train import TrainConfig, check_watched
 
-    for section, registry, skip in (
-        ("task", TASKS, {"data"}),
-        ("model", MODELS, {"io", "cell", "cell_params"}),
-        ("cell", CELLS, {"input_size", "hidden_size", "device", "dtype"}),
-    ):
-        params = dict(cfg.get(section) or {})
-        name = params.pop("name", None)
-        if name is None:
-            raise ConfigError(f"no {section} name given")
-        try:
-            constructor = registry[name]
-        except KeyError as error:
-            raise ConfigError(str(error)) from None
-        check_kwargs(f"{section} {name!r}", constructor, params, skip)
-    check_dataclass("train", TrainConfig, cfg.get("train") or {})
     try:
         check_watched(cfg, TrainConfig(**(cfg.get("train") or {})))
     except ValueError as error:
-        raise ConfigError(str(error)) from None
+        raise ConfigError(str(error), "train.monitor") from None
+
+
+def _check_cell_builds(cfg: dict) -> None:
     problem = _tiny_cell_problem(json.dumps(cfg["cell"], sort_keys=True))
     if problem:
         raise ConfigError(problem)
-    from .models import compatible
+
+
+def _check_compatible(cfg: dict) -> None:
+    from .models import MODELS, compatible
 
     model, task = cfg["model"]["name"], cfg["task"]["name"]
     if not compatible(model, task):
         raise ConfigError(f"model {model!r} serves only the tasks {', '.join(MODELS[model].compatible_tasks)}, "
                           f"not {task!r}")
+
+
+#: check_run_config's checks, in order: (name, the sections of the run it reads, the check)
+RUN_CHECKS = (
+    ("task", ("task",), functools.partial(_check_section, section="task")),
+    ("model", ("model",), functools.partial(_check_section, section="model")),
+    ("cell", ("cell",), functools.partial(_check_section, section="cell")),
+    ("train", ("train",), _check_train),
+    ("watched", ("task", "train"), _check_watched),
+    ("builds", ("cell",), _check_cell_builds),
+    ("compatible", ("model", "task"), _check_compatible),
+)
+
+
+def check_run_config(cfg: dict, seen: dict | None = None) -> None:
+    """Check names and parameters of a run's task, model, cell and training settings (the error's
+    ``key`` names a parameter at fault, e.g. ``model.hidden_size``). ``seen`` keeps each check's
+    verdict by the settings it reads, for the next call: a plan's runs share most of them."""
+    seen = {} if seen is None else seen
+    # repr: equal only for equal settings, and twice as fast as JSON (a plan checks thousands of runs)
+    sections = {section: repr(cfg.get(section) or {}) for section in ("task", "model", "cell", "train")}
+    for name, reads, check in RUN_CHECKS:
+        key = (name, *(sections[section] for section in reads))
+        if key not in seen:
+            try:
+                check(cfg)
+                seen[key] = None
+            except ConfigError as error:
+                seen[key] = (str(error), error.key)
+        if seen[key] is not None:
+            raise ConfigError(*seen[key])

@@ -3,7 +3,8 @@
 ``load_workflow_config`` validates ``config/config.yaml`` and every selected study file
 against the JSON schemas (with the task, model, cell and analysis enums filled in from the
 registries), merges the chosen scale over each study, and expands every artifact's grids
-into runs. Every problem is reported before any job starts, naming the file and key at fault.
+into runs. The other scales are expanded too, only to be checked. Every problem, at any scale,
+is reported before any job starts, naming the file (the scale, for another) and the key at fault.
 
 A run is identified by what decides its numbers and nothing else: its task, model, cell and
 training settings and its seed (:func:`run_identity`). Its folder is
@@ -382,21 +383,26 @@ def with_seeds(grid: dict, needed: int) -> dict:
 
 
 class RunChecker:
-    """check_run_config once per distinct setting (seeds share it): planning stays linear and cheap."""
+    """check_run_config with one memory for a whole plan: each of its checks runs once per distinct
+    setting it reads (seeds, and the scales of a study, share most), so planning stays cheap."""
 
     def __init__(self):
-        self._seen: dict[str, str | None] = {}
+        self._seen: dict[tuple, tuple[str, str | None] | None] = {}
 
     def __call__(self, identity: dict) -> None:
-        key = json.dumps({k: identity[k] for k in IDENTITY_SECTIONS}, sort_keys=True)
-        if key not in self._seen:
-            try:
-                check_run_config(identity)
-                self._seen[key] = None
-            except ConfigError as error:
-                self._seen[key] = str(error)
-        if self._seen[key] is not None:
-            raise ConfigError(self._seen[key])
+        check_run_config(identity, self._seen)
+
+
+def setting_path(artifact_name: str, raw: dict, grid_name: str, grid: dict, defaults: dict, key: str) -> str:
+    """Where an artifact's run setting ``key`` (``model.hidden_size``) is given in the study merged
+    with its scale: its grid, the artifact or the defaults (else, e.g. from ``per_cell``,
+    ``artifacts.<artifact>.<key>``)."""
+    section, param = key.split(".", 1)
+    if key in grid:
+        return f"artifacts.{artifact_name}.{f'grids.{grid_name}' if 'grids' in raw else 'grid'}.{key}"
+    if param not in (raw.get(section) or {}) and param in (defaults.get(section) or {}):
+        return f"defaults.{key}"
+    return f"artifacts.{artifact_name}.{key}"
 
 
 def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None = None,
@@ -432,7 +438,9 @@ def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None 
                     if cell in extra_cells and cell not in own_cells:  # the grid sets what only its cells take
                         artifact.left_out.setdefault(cell, str(error))
                         continue
-                    raise ConfigError(f"artifacts.{artifact_name}, run {folder}: {error}") from None
+                    where = (setting_path(artifact_name, raw, grid_name, grid, defaults, error.key) if error.key
+                             else f"artifacts.{artifact_name}")
+                    raise ConfigError(f"{where}, run {folder}: {error}") from None
                 result.runs[folder] = identity
                 artifact.runs.append(RunUse(folder, labels))
         result.artifacts[artifact_name] = artifact
@@ -540,20 +548,31 @@ def study_names(studies_dir: Path) -> list[str]:
 
 
 def load_study(name: str, studies_dir: Path, schema: dict, scale: str, checker: RunChecker | None = None,
-               extra_cells: tuple[str, ...] = ()) -> Study:
+               extra_cells: tuple[str, ...] = (), check_scales: tuple[str, ...] = ()) -> Study:
+    """Study ``name`` validated and expanded at ``scale``. Every other scale of ``check_scales`` is
+    expanded and checked too (without ``extra_cells``), its problems named ``<file>: scale <scale>: ...``."""
     path = Path(studies_dir) / f"{name}.yaml"
     raw = load_yaml(path)
     validate(raw, schema, path)
+    checker = checker or RunChecker()
     try:
-        return check_metrics(expand_study(name, raw, scale, checker, extra_cells), path)
+        study = check_metrics(expand_study(name, raw, scale, checker, extra_cells), path)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
+    for other in check_scales:
+        if other != scale:
+            try:
+                check_metrics(expand_study(name, raw, other, checker), path)
+            except ConfigError as error:
+                raise ConfigError(f"{path}: scale {other}: {error}") from None
+    return study
 
 
 def load_workflow_config(config: dict, schema_dir: Path, studies_dir: Path) -> tuple[dict, dict[str, Study]]:
     """Validate the top-level config and every selected study; return (config with defaults, studies).
 
-    ``studies`` defaults to every study file in ``studies_dir``.
+    ``studies`` defaults to every study file in ``studies_dir``. Each study is expanded at the
+    chosen scale and checked at every other scale of the config schema's ``scale`` enum too.
     """
     schema_dir, studies_dir = Path(schema_dir), Path(studies_dir)
     config_schema = load_yaml(schema_dir / "config.schema.yaml")
@@ -569,7 +588,8 @@ def load_workflow_config(config: dict, schema_dir: Path, studies_dir: Path) -> t
     study_schema = study_schema_of(schema_dir)
     checker = RunChecker()
     extra = tuple(config.get("extra_cells") or ())
-    studies = {name: load_study(name, studies_dir, study_schema, config["scale"], checker, extra)
+    scales = tuple(config_schema["properties"]["scale"]["enum"])
+    studies = {name: load_study(name, studies_dir, study_schema, config["scale"], checker, extra, scales)
                for name in config["studies"]}
     return config, studies
 

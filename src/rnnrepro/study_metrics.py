@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import difflib
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -172,7 +171,7 @@ def check_metrics(study: S, source: Path | str, published: Path | None = None) -
 
     def of_run(folder: str) -> set[str]:
         identity = study.runs[folder]
-        key = json.dumps({k: identity.get(k) for k in ("task", "train")}, sort_keys=True)
+        key = repr((identity.get("task"), identity.get("train")))  # the same only for the same settings
         if key not in by_settings:
             by_settings[key] = run_metrics(identity)
         return by_settings[key]
