@@ -18,7 +18,7 @@ import pytest
 
 from rnnrepro.claims.combine import EVERY, MOST, SOME, combine
 from rnnrepro.claims.inference import ALPHA, Arm, Region, decide, estimate, rate_difference
-from rnnrepro.claims.power import seeds_needed
+from rnnrepro.claims.power import what_decides
 
 DRAWS = 2000
 SLACK = 3 * math.sqrt(ALPHA * (1 - ALPHA) / DRAWS)  # three binomial standard errors at 5 %
@@ -180,13 +180,13 @@ def test_the_seeds_a_decision_needs():
     rng = np.random.default_rng(10)
     open_ = decide(estimate([(1.0, Arm(1.0, 1.0, 2)), (-1.0, Arm(0.0, 1.0, 2))]), Region.above(0.0))
     assert open_.holds is None
-    needed = seeds_needed(open_)
+    needed = what_decides(open_)
     assert needed.seeds is not None and 10 <= needed.seeds <= 16, needed
     held, _ = rates(decide(difference(rng, 1.0, needed.seeds, needed.seeds), Region.above(0.0)).holds
                     for _ in range(DRAWS))
     assert 0.72 <= held <= 0.9, f"{needed.seeds} seeds per arm decided {held:.1%}, planned 80 %"
     at_boundary = decide(estimate([(1.0, Arm(0.0, 1.0, 3)), (-1.0, Arm(0.0, 1.0, 3))]), Region.above(0.0))
-    assert seeds_needed(at_boundary).seeds is None
+    assert what_decides(at_boundary).seeds is None
 
 
 def test_power_table():
@@ -398,3 +398,171 @@ def test_the_rates_benchmark_prints_a_row_per_kind():
                          timeout=300, check=True).stdout
     rows = [line for line in out.splitlines() if line.startswith("| ") and "%" in line]
     assert len(rows) == 9, out
+
+
+# -- the edges the referee measured (REFEREE.md, items 3-11) -------------------------------------
+def test_a_list_of_checks_is_one_family():
+    """A claim whose check is a list of three checks, each of one comparison exactly at the edge of
+    true: refuted at most 5 % of the time (one Holm family over the three comparisons); decided
+    check by check, as before, it was refuted 1 − 0.95³ ≈ 14 % of the time."""
+    from rnnrepro.claims.kinds.build import AllOf
+    from rnnrepro.claims.verdict import verdict_of
+
+    rng = np.random.default_rng(30)
+    m = 0.5
+    joined, separately = [], []
+    for _ in range(DRAWS):
+        checks = [verdict_of([(decide(difference(rng, m, 3, 3), Region.above(m, closed=True)), "part")], EVERY, "")
+                  for _ in range(3)]
+        joined.append(AllOf.compose(checks).holds)
+        separately.append(False if any(v.holds is False for v in checks) else None)
+    _, failed = rates(joined)
+    _, failed_before = rates(separately)
+    assert failed <= ALPHA + SLACK, f"false 'does not hold' {failed:.1%}"
+    assert failed_before > 0.09, failed_before  # what one decision per check gave
+
+
+@pytest.mark.parametrize("ratio", [1.0, 2.0])
+def test_a_single_run_is_assumed_up_to_twice_as_noisy(ratio):
+    """One run beside 5 seeds, non-inferiority at its boundary: the single run's own spread cannot be
+    measured, so the prediction interval assumes it up to twice the seeds' spread; when its cell is
+    truly twice as noisy, false "holds" stay within 5 % (assuming it as noisy as the seeds gave 16 %),
+    and the verdict says what it assumes."""
+    rng = np.random.default_rng(31)
+    m = 1.0
+    outcomes = []
+    for _ in range(DRAWS):
+        single = arm(rng, -m, 1, sd=ratio)
+        noise = estimate([(1.0, single), (-1.0, arm(rng, 0.0, 5))])
+        outcomes.append(decide(noise, Region.above(-m, closed=True)).holds)
+    held, _ = rates(outcomes)
+    assert held <= ALPHA + SLACK, f"false 'holds' {held:.1%} with the single run's cell {ratio:g}× as noisy"
+    assert "up to 2× as noisy" in noise.note
+
+
+def test_a_tolerance_estimated_from_the_seeds_carries_its_noise():
+    """wsum Table 3: |a − b| within 2.77 times the LSTM's seed standard deviation, 5 + 5 seeds, at the
+    edge of the tolerance: false "holds" within 5 % (the noncentral t; the tolerance taken as a
+    constant gave 9.5 %), and just inside it false "does not hold" within 5 %."""
+    from rnnrepro.claims.inference import within_spreads
+
+    rng = np.random.default_rng(32)
+    k = 2.77
+
+    def outcome(delta):
+        a, b = arm(rng, delta, 5), arm(rng, 0.0, 5)
+        return within_spreads(a.mean - b.mean, k, b, 1 / 5 + 1 / 5).holds
+
+    held, _ = rates(outcome(k) for _ in range(DRAWS))
+    _, failed = rates(outcome(k * 0.999) for _ in range(DRAWS))
+    assert held <= ALPHA + SLACK and failed <= ALPHA + SLACK, (held, failed)
+    as_constant = rates(decide(difference(rng, k, 5, 5), Region.within(k * float(arm(rng, 0, 5).std))).holds
+                        for _ in range(DRAWS))[0]
+    assert as_constant > held  # what taking the estimated tolerance for a constant gave
+
+
+def test_seeds_that_agree_exactly_have_not_measured_their_spread():
+    """Three seeds that agree on a discrete metric: their spread is unmeasured, not zero, so the
+    difference is never decided (the old engine decided it exactly); exact values (counts) are."""
+    agree = estimate([(1.0, Arm(0.9, 0.0, 3)), (-1.0, Arm(0.8, 0.0, 3))])
+    assert not agree.exact and not agree.measured
+    assert decide(agree, Region.above(0.0)).holds is None
+    assert decide(estimate([(1.0, Arm(5.0, 0.0, math.inf)), (-1.0, Arm(4.0, 0.0, math.inf))]),
+                  Region.above(0.0)).holds is True
+
+
+def test_an_arm_entered_twice_counts_once():
+    """wsum's GatedGapSmall weighs ratio·(LSTM − −GATES) − (x − y); where x is the LSTM, the LSTM enters
+    twice: its noise counts once with the summed coefficient. Read as two independent arms the standard
+    error was wrong: c₁² + c₂² in place of (c₁ + c₂)² (5-8 % too small where the signs agree, too large
+    here, where they differ)."""
+    from rnnrepro.claims.noise import Context
+
+    lstm = {"cell": "lstm", "mean": 0.80, "std": 0.01, "n": 5}
+    gates = {"cell": "lstm_minus_gates", "mean": 0.60, "std": 0.01, "n": 5}
+    other = {"cell": "lstm_minus_srnn", "mean": 0.79, "std": 0.01, "n": 5}
+    context = Context(scale="mini")
+    twice = context.noise_of("test_uas", [(0.1, lstm), (-0.1, gates), (-1.0, lstm), (1.0, other)])
+    once = context.noise_of("test_uas", [(-0.9, lstm), (-0.1, gates), (1.0, other)])
+    assert twice.se == pytest.approx(once.se) and twice.value == pytest.approx(once.value)
+    naive = estimate([(0.1, Arm(0.8, 0.01, 5)), (-0.1, Arm(0.6, 0.01, 5)), (-1.0, Arm(0.8, 0.01, 5)),
+                      (1.0, Arm(0.79, 0.01, 5))])
+    assert naive.se == pytest.approx(math.sqrt(0.1 ** 2 * 2 + 1.0 ** 2 * 2) * 0.01 / math.sqrt(5))
+    assert twice.se == pytest.approx(math.sqrt(0.9 ** 2 + 0.1 ** 2 + 1.0 ** 2) * 0.01 / math.sqrt(5))
+
+
+# -- the price of an open claim ---------------------------------------------------------------------
+def advised_and_achieved(build, draw, rng):
+    """The seeds ``what_decides`` advises for the open decision ``build`` gives (the truth taken as the
+    estimate), and how often that many seeds per arm decide the claim in simulated experiments."""
+    need = what_decides(build())
+    assert need.seeds is not None, need
+    decided = rates(draw(rng, need.seeds) for _ in range(DRAWS // 2))
+    return need.seeds, decided[0] + decided[1]
+
+
+def two_arms(n, rng=None, effect=0.7):
+    a, b = (Arm(effect, 1.0, n), Arm(0.0, 1.0, n)) if rng is None else (arm(rng, effect, n), arm(rng, 0.0, n))
+    return decide(estimate([(1.0, a), (-1.0, b)]), Region.above(0.0))
+
+
+def contrast(n, rng=None, effect=1.2):
+    """(a − b) − (c − d) > 0: an interaction of four arms."""
+    means = (effect, 0.0, 0.0, 0.0)
+    arms = [Arm(m, 1.0, n) if rng is None else arm(rng, m, n) for m in means]
+    return decide(estimate(list(zip((1.0, -1.0, -1.0, 1.0), arms))), Region.above(0.0))
+
+
+def threshold(n, rng=None, gap=0.45):
+    one = Arm(0.2 - gap, 1.0, n) if rng is None else arm(rng, 0.2 - gap, n)
+    return decide(estimate([(1.0, one)]), Region.below(0.2))
+
+
+def listed(n, rng=None):
+    return combine([two_arms(n, rng, 1.0), threshold(n, rng, 0.7)], EVERY).decision
+
+
+@pytest.mark.parametrize("kind", [two_arms, contrast, threshold, listed])
+def test_the_advised_seeds_decide_the_claim_four_times_in_five(kind):
+    """The seeds per arm an open claim is advised (from its quantity's own standard error: its arms
+    and coefficients) decide it in 80 ± 5 % of simulated experiments: a 2-arm compare, a 4-arm
+    contrast (the old pooled-effect model gave it 58 %), a threshold on one arm (the old model asked
+    about twice too many) and a list of two checks."""
+    rng = np.random.default_rng(33)
+    seeds, achieved = advised_and_achieved(lambda: kind(3), lambda r, n: kind(n, r).holds, rng)
+    assert 0.75 <= achieved <= 0.85, f"{seeds} seeds per arm decided {achieved:.1%}"
+
+
+def test_large_effects_need_few_seeds_never_more_than_any():
+    """An effect of 8 seed standard deviations left open by one seed's missing spread: 2 seeds per
+    arm decide it (statsmodels' solver gave NaN above about 4 SD, read as "more than 1000")."""
+    huge = decide(estimate([(1.0, Arm(8.0, 1.0, 2)), (-1.0, Arm(0.0, 1.0, 2))]), Region.above(7.0))
+    assert huge.holds is None
+    need = what_decides(huge)
+    assert need.seeds is not None and need.seeds <= 40
+    assert what_decides(decide(estimate([(1.0, Arm(30.0, 1.0, 2)), (-1.0, Arm(0.0, 1.0, 2))]),
+                               Region.above(28.0))).seeds <= 40
+
+
+def test_a_named_opponent_not_run_is_not_covered():
+    """"ELSTM beats LSTM and GRU in most models" with every macro model run but no GRU anywhere: the
+    old engine said "holds" (elstm:PerUnit keyed its units by model alone); now partial, with and
+    without the paper's table beside it."""
+    import pandas as pd
+
+    from rnnrepro.claims import judge_claim
+
+    models = ["basic", "brnn", "seq2seq", "seq2seq_attn", "dbrnn"]
+    published = pd.DataFrame([{"model": m, "cell": c, "metric": "test_accuracy", "mean": v, "std": math.nan,
+                               "n": math.nan} for m in models for c, v in (("elstm", 0.9), ("lstm", 0.8), ("gru", 0.8))])
+    ours = summary([{"model": m, "cell": c, "mean": v, "std": 0.001, "n": 3.0}
+                    for m in models for c, v in (("elstm", 0.9), ("lstm", 0.8))])
+    for check in ({"kind": "python", "function": "elstm:PerUnit", "metric": "test_accuracy", "better": {"cell": "elstm"},
+                   "than": {"cell": ["lstm", "gru"]}, "per": ["model"], "in": "most"},
+                  {"kind": "compare", "metric": "test_accuracy", "better": {"cell": "elstm"},
+                   "than": {"cell": ["lstm", "gru"]}, "per": ["model"], "in": "most"}):
+        claim = {"quote": "ELSTM outperforms LSTM and GRU in most models", "where": "Sec. 5", "check": check}
+        for paper in (published, published.iloc[0:0]):
+            result = judge_claim(claim, "table5", ours, paper, paper.rename(columns={"mean": "value"}), "mini")
+            assert result.ours.holds is None and result.ours.status.startswith("partial"), \
+                (check["kind"], len(paper), result.ours.status, result.ours.details[:2])

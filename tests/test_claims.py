@@ -8,6 +8,8 @@ in a label), fails here.
 """
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -65,9 +67,12 @@ def test_claim_check_can_hold_and_can_fail(study, artifact, index, tmp_path):
     context = Context(published, "paper")
     labels = label_template(study, artifact, tmp_path)
     assert len(labels), "no labels to build data on"
-    holds = check.judge(check.example(check.neutral(labels), context), context)
+    neutral = check.neutral(labels)
+    if spec.analysis is not None and not (spec.runs or spec.reads):  # a pure computation: exact, as StudyData.ours
+        neutral = neutral.assign(std=0.0, n=math.inf)
+    holds = check.judge(check.example(neutral, context), context)
     assert holds.holds is True, f"{claim['quote'][:60]}…: cannot hold on data built to satisfy it: {holds.details[:5]}"
-    fails = check.judge(check.counterexample(check.neutral(labels), context), context)
+    fails = check.judge(check.counterexample(neutral, context), context)
     assert fails.holds is False, f"{claim['quote'][:60]}…: does not fail on data built against it: {fails.details[:5]}"
 
 
@@ -92,3 +97,52 @@ def test_every_claim_quotes_the_paper():
                 for piece in re.split(r"\[[^\]]*\]", claim["quote"]):
                     words = words_of(piece)
                     assert words in text, f"{study}.{name}: not in the paper: {piece[:80]!r}"
+
+
+# -- coverage by labels, over every claim of every study ---------------------------------------------
+def compared(verdict) -> set:
+    """The comparisons a verdict made (its parts' keys and the keys of what each part joins)."""
+    return {key for part in verdict.parts for key in part.comparisons}
+
+
+def tree_quantifiers(decision) -> set:
+    return {decision.quantifier} | {q for part in decision.parts for q in tree_quantifiers(part)}
+
+
+@pytest.mark.parametrize("study, artifact, index", list(claims()))
+def test_coverage_by_labels(study, artifact, index):
+    """On a summary built from the paper's own units (the published table's labels, values made by
+    the check's :meth:`example`, with seeds), ours is covered unit for unit: removing any one of our
+    units (a row of labels: a unit, an opponent, a metric's row) never leaves "holds" where the
+    sentence quantifies over all of them, and a label the published rows lack, added to ours,
+    changes nothing. A row whose removal leaves the comparisons as they were is one the claim does
+    not read (e.g. the published constant of a threshold)."""
+    from rnnrepro.claims.judge import judge_pair
+    from rnnrepro.claims.combine import MOST, SOME
+
+    spec = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
+    check = build_check(spec.claims[index]["check"])
+    rows = tables.rows_of(tables.load_published(REPO / "reports" / "published", study), artifact)
+    labels = rows[label_columns(rows)].drop_duplicates().reset_index(drop=True)
+    on_paper, context = Context(rows, None), Context(rows, "paper")
+    printed = check.judge(tables.published_summary(rows, artifact), on_paper) if len(rows) else None
+    if labels.empty or printed is None or not any(part.key is not None for part in printed.parts):
+        pytest.skip("the paper gives no units for it to compare (a statement, a constant, or no numbers)")
+    ours = check.example(check.neutral(labels), context)
+    paper = ours.drop(columns=["std", "n"])
+    _, whole = judge_pair(check, paper, ours, on_paper, context)
+    if whole.holds is not True:
+        pytest.skip(f"the example built on the paper's units does not hold on ours: {whole.status}")
+    lenient = bool(whole.decision is not None and tree_quantifiers(whole.decision) & {MOST, SOME})
+    keys = label_columns(ours)
+    units = ours[keys].drop_duplicates()
+    for _, unit in units.iloc[:: max(1, len(units) // 12)].iterrows():
+        left = ours[~(ours[keys] == unit[keys]).all(axis=1)]
+        if left.empty:
+            continue
+        _, fewer = judge_pair(check, paper, left, on_paper, context)
+        unread = compared(fewer) == compared(whole)  # a row the claim does not read (e.g. a published constant)
+        assert fewer.holds is not True or unread or lenient, \
+            f"holds without {dict(unit)}: {fewer.status}: {fewer.details[:3]}"
+    _, extra = judge_pair(check, paper, ours.assign(our_own_label="x"), on_paper, context)
+    assert extra.status == whole.status, extra.details[:3]

@@ -207,8 +207,11 @@ def test_report_on_fake_results_as_the_paper_describes_them(tmp_path):
             assert [r.ours.holds for r in results] == [True, False]
             continue
         # one seed (or two data seeds) at mini: a difference within the noise is inconclusive, never a
-        # failure; a claim the mini grid cannot judge says so
-        assert all(r.ours.holds is True or r.ours.status in ("inconclusive at this scale", "needs the paper scale")
+        # failure; one decided on a trained model's test items is about that model; one over values of the
+        # grid mini does not run is partial; a claim the mini grid cannot judge says so
+        assert all(r.ours.holds is True or r.ours.status.startswith("partial")
+                   or r.ours.status in ("inconclusive at this scale", "needs the paper scale",
+                                        "holds for these trained models")
                    for r in results), \
             [(r.quote[:40], r.ours.status, r.ours.details[:3]) for r in results]
     summary = drnn.reversal_summary(report)
@@ -227,9 +230,10 @@ def test_a_leaking_d_lstm_fails_the_bound_in_the_report(tmp_path):
     study = fake_study(tmp_path / "results", "drnn", "mini", leak)
     results = StudyReport.load(fake_inputs(tmp_path / "results", study, judged=False)).judge("fig3")
     # the Bi-LSTM (one seed: open); the bound: above it beyond the test set's binomial half-width, whatever
-    # the seeds; reaching the Bi-LSTM before T - 1: one seed, open; the LSTM above ½(1 + 1/V); the highest delay
-    assert [r.ours.status for r in results] == ["inconclusive at this scale", "does not hold",
-                                                "inconclusive at this scale", "does not hold",
+    # the seeds, a statement about these trained models (one per delay, weighed on their test items);
+    # reaching the Bi-LSTM before T - 1: one seed, open; the LSTM above ½(1 + 1/V); the highest delay
+    assert [r.ours.status for r in results] == ["inconclusive at this scale", "does not hold for these trained models",
+                                                "inconclusive at this scale", "does not hold for these trained models",
                                                 "inconclusive at this scale", "holds"]  # the last: parameter counts
 
 
@@ -242,7 +246,7 @@ def judge_claim_of(artifact: str, quote_start: str, frame: pd.DataFrame, scale: 
     return build_check(claim["check"]).judge(frame, Context(pd.DataFrame(), scale))
 
 
-def sine_summary_of(mse, n=5, std=0.0) -> pd.DataFrame:
+def sine_summary_of(mse, n=5, std=1e-6) -> pd.DataFrame:
     rows = []
     for grid, model, delays in (("dlstm", "delayed", (0, 5, 10)), ("bilstm", "brnn", ("",))):
         for d in delays:

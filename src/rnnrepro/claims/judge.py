@@ -1,59 +1,80 @@
 """One claim judged twice: on the published numbers (as printed) and on ours (each quantity's
-90 % interval against the claim's region, :mod:`.inference`), unless the study says this scale
+interval against the claim's region, :mod:`.inference`), unless the study says this scale
 cannot judge it. Then what the two verdicts tell together:
 
-* **coverage**: the comparisons the paper makes (the published verdict's parts) that ours lacks
-  are units not run; a claim over them is partial or open, never "holds" (:meth:`Verdict.covering`);
-* **consistent**: an inconclusive verdict on ours whose every open comparison contains the
-  paper's own value of the same quantity, on which the claim holds, is "consistent with the
-  published numbers" (ours set to the paper's numbers cannot refute or confirm more than they);
-* **in sign**: a sentence about statistical significance (``significant: true`` in its check)
-  holds on single published runs "in sign" only: their significance cannot be tested;
-* **what it takes**: an inconclusive verdict on ours says how many seeds per arm a decision
-  needs at 80 % power (:mod:`.power`).
+* **coverage**, check by check: the comparisons the paper makes (the published verdict's parts,
+  and the opponents and metrics each unit joins) are matched to ours by the labels they share
+  (:func:`~.selection.same_unit`); a unit of the paper's that ours lacks is a unit not run, and a
+  unit of ours that lacks one of the paper's opponents cannot hold: the claim is partial or
+  open, never "holds" (:func:`covered`);
+* **consistent**: an inconclusive verdict on ours whose every comparison contains the paper's
+  own value of the same quantity in its interval, on numbers where the claim holds, is
+  "consistent with the published numbers";
+* **about these trained models**: a verdict on ours decided only by the paired bootstrap over
+  test items (one trained model per arm) is about those models, not their cells, and says so;
+* **in sign**: a sentence about statistical significance holds on the published numbers "in
+  sign" only: no test is run on printed numbers;
+* **what it takes**: an open verdict on ours says what would decide it (:mod:`.power`).
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
 from ..metrics.items import SplitItems
-from .kinds.build import build_check
-from .noise import Context
-from .power import seeds_needed
+from .inference import ITEMS, Arm, Decision
+from .kinds.base import Check
+from .kinds.build import AllOf, build_check
+from .noise import BY_ITEMS, Context
+from .power import what_decides
 from .selection import same_unit
-from .verdict import CONSISTENT, IN_SIGN, INCONCLUSIVE, PARTIAL, ClaimResult, Verdict
+from .verdict import (CONSISTENT, IN_SIGN, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD, PARTIAL, STATUS, ClaimResult, Part,
+                      Verdict)
 
 SCALES = ("ci", "mini", "paper")  # smallest first
+NO_NUMBERS = "the paper gives no numbers for it"
 
 
 def judge_claim(claim: Mapping[str, Any], artifact: str, ours: pd.DataFrame, published: pd.DataFrame,
-                published_rows: pd.DataFrame, scale: str,
-                items: Mapping[str, SplitItems] | None = None) -> ClaimResult:
+                published_rows: pd.DataFrame, scale: str, items: Mapping[str, SplitItems] | None = None,
+                policy: str = BY_ITEMS, reference: Mapping[str, Arm] | None = None) -> ClaimResult:
     """Both verdicts of one claim (see the module's docstring). ``items``: our runs' test items,
-    for the paired bootstrap of single trained models."""
+    for the paired bootstrap of single trained models; ``policy`` and ``reference``: the
+    artifact's noise policy and seed spreads (:class:`~.noise.Context`)."""
     check = build_check(claim["check"])
-    on_published = check.judge(published, Context(published_rows, None)) if len(published) else \
-        Verdict(None, ["the paper gives no numbers for it"])
-    if on_published.holds is True and any_significance(claim["check"]) and not has_spread(published):
-        on_published = Verdict(None, on_published.details + [
-            "significance cannot be tested on single published runs: the numbers agree in sign only"], IN_SIGN,
-            on_published.parts, on_published.quantifier)
     needs = claim.get("needs_scale")
-    if needs and scale in SCALES and SCALES.index(scale) < SCALES.index(needs):
+    cannot = needs and scale in SCALES and SCALES.index(scale) < SCALES.index(needs)
+    context = Context(published_rows, scale, items or {}, policy, reference or {})
+    on_published, on_ours = judge_pair(check, published, None if cannot or not len(ours) else ours,
+                                       Context(published_rows, None), context)
+    if on_published.holds is True and any_significance(claim["check"]):
+        on_published = Verdict(None, on_published.details + [
+            "a sentence about significance: the printed numbers agree in sign, and no test is run on them"], IN_SIGN,
+            on_published.parts, on_published.quantifier, decision=on_published.decision)
+    if cannot:
         on_ours = Verdict(None, [f"scale {scale} cannot judge it: {claim.get('reading') or 'see the study'}"],
-                          f"needs the {needs} scale")
-    elif not len(ours):
-        on_ours = Verdict(None, ["not run"])
+                          f"needs the {needs} scale", to_decide=f"the {needs} scale")
+    elif on_ours is None:
+        on_ours = Verdict(None, ["not run"], to_decide="run its units")
     else:
-        on_ours = check.judge(ours, Context(published_rows, scale, items or {}))
-        on_ours = covered(on_ours, on_published)
-        on_ours = consistent(on_ours, on_published)
-        on_ours = with_what_decides(on_ours)
+        on_ours = with_what_decides(about_models(consistent(on_ours, on_published)))
     return ClaimResult(artifact, claim["quote"], claim["where"], claim.get("reading", ""), on_published, on_ours,
                        claim.get("basis", ""), claim.get("note", ""))
+
+
+def judge_pair(check: Check, published: pd.DataFrame, ours: pd.DataFrame | None, on_paper: Context,
+               context: Context) -> tuple[Verdict, Verdict | None]:
+    """The check's verdicts on the published numbers and on ours (None: not judged), each check of
+    a list covered by its own published verdict before the list is joined as one family."""
+    if isinstance(check, AllOf):
+        pairs = [judge_pair(part, published, ours, on_paper, context) for part in check.parts]
+        paper = check.compose([p for p, _ in pairs]) if len(published) else Verdict(None, [NO_NUMBERS])
+        return paper, None if ours is None else check.compose([o for _, o in pairs])
+    paper = check.judge(published, on_paper) if len(published) else Verdict(None, [NO_NUMBERS])
+    return paper, None if ours is None else covered(check.judge(ours, context), paper)
 
 
 def any_significance(spec: Any) -> bool:
@@ -63,73 +84,118 @@ def any_significance(spec: Any) -> bool:
     return isinstance(spec, list) and any(any_significance(part) for part in spec)
 
 
-def has_spread(published: pd.DataFrame) -> bool:
-    """Whether the published numbers come with a spread over runs (so that a test is possible)."""
-    return "std" in published and published["std"].notna().any()
-
-
-def keys_of(verdict: Verdict) -> set:
-    return {part.key for part in verdict.parts if part.key is not None}
-
-
 def key_text(key: tuple) -> str:
     """``model=basic, vs_cell=gru`` for a key of (label, value) pairs (the metric left out)."""
     return ", ".join(f"{k}={v}" if isinstance(item, tuple) else str(item)
                      for item in key for k, v in [item if isinstance(item, tuple) else ("", item)] if k != "metric")
 
 
+def comparisons(part: Part) -> list[tuple[Any, Decision]]:
+    """A part's single comparisons as (key, decision): the comparisons a unit joins when it keeps
+    them one by one, else the part itself."""
+    if part.covers and len(part.covers) == len(part.decision.parts):
+        return list(zip(part.covers, part.decision.parts))
+    return [(part.key, part.decision)]
+
+
+def shown(keys: list) -> str:
+    names = sorted(set(map(key_text, keys)))
+    return "; ".join(names[:6]) + (f"; … and {len(names) - 6} more" if len(names) > 6 else "")
+
+
 def covered(ours: Verdict, published: Verdict) -> Verdict:
-    """``ours`` over the comparisons the paper makes: units the paper compares that ours lacks
-    make a claim partial (or leave it open) instead of holding on what was run."""
-    mine = keys_of(ours)
-    missing = [key for key in keys_of(published) if not any(same_unit(key, other) for other in mine)]
-    if not missing or not ours.parts or not mine:
+    """``ours`` over the comparisons the paper makes: a unit the paper compares that ours lacks is
+    a unit not run, and a unit of ours that lacks one of the paper's comparisons (an opponent, a
+    metric) cannot hold; either makes a claim partial (or leaves it open) instead of holding on
+    what was run."""
+    theirs = [p for p in published.parts if p.key is not None]
+    parts = list(ours.parts)
+    if not theirs or not any(p.key is not None for p in parts):
         return ours
-    judged = ours.covering(len(ours.parts) + len(missing))
-    names = sorted(map(key_text, missing))
-    shown = "; ".join(names[:6]) + (f"; … and {len(names) - 6} more" if len(names) > 6 else "")
-    judged.details.insert(0, f"the paper also compares {shown}: not run here")
+    missing, lacking, incomplete = [], [], set()
+    for paper in theirs:
+        matches = [i for i, part in enumerate(parts) if part.key is not None and same_unit(paper.key, part.key)]
+        if not matches:
+            missing.append(paper.key)
+            continue
+        mine = [key for i in matches for key in parts[i].comparisons]
+        absent = [key for key in paper.comparisons if not any(same_unit(key, other) for other in mine)]
+        if absent:
+            lacking += absent
+            incomplete.update(matches)
+    if not missing and not lacking:
+        return ours
+    for i in incomplete:  # not what the paper compares: it cannot hold, can still be refuted
+        parts[i] = replace(parts[i], decision=parts[i].decision.incomplete())
+    judged = ours.rejudged(parts, len(parts) + len(missing))
+    if lacking:
+        judged.details.insert(0, f"the paper also compares {shown(lacking)} within units run here: not run here")
+    if missing:
+        judged.details.insert(0, f"the paper also compares {shown(missing)}: not run here")
+    judged.to_decide = "run " + shown(missing + lacking)
     return judged
 
 
 def consistent(ours: Verdict, published: Verdict) -> Verdict:
     """An inconclusive ``ours`` is consistent with the published numbers when the claim holds on
-    them and each open comparison of ours has the paper's value of the same quantity inside its
-    90 % interval."""
+    them and every comparison of ours (held, refuted or open) has the paper's value of the same
+    quantity inside its interval."""
     if ours.status != INCONCLUSIVE or published.holds is not True:
         return ours
-    theirs = [(part.key, part.decision.estimate) for part in published.parts if part.key is not None]
-    open_parts = [part for part in ours.parts if part.decision.holds is None]
-    if not open_parts:
+    theirs = [(key, d.estimate) for part in published.parts for key, d in comparisons(part) if key is not None]
+    mine = [(key, d) for part in ours.parts for key, d in comparisons(part)]
+    if not mine:
         return ours
-    for part in open_parts:
-        paper = next((value for key, value in theirs if part.key is not None and same_unit(key, part.key)), None)
-        estimate = part.decision.estimate
-        if paper is None or estimate is None or part.decision.region is None:
+    for key, decision in mine:
+        paper = next((value for other, value in theirs if key is not None and value is not None
+                      and same_unit(other, key)), None)
+        estimate = decision.estimate
+        if paper is None or estimate is None or decision.region is None or not estimate.measured:
             return ours
-        low, high = estimate.bounds()  # both values are the same quantity less the same boundary
+        low, high = estimate.bounds(ours.alpha)  # both values are the same quantity less the same boundary
         if not low <= paper.value <= high:
             return ours
-    return Verdict(None, ours.details + ["each open comparison contains the paper's own value in its 90 % "
-                                         "interval: ours neither confirms nor refutes more than the paper's numbers"],
-                   CONSISTENT, ours.parts, ours.quantifier)
+    return replace(ours, details=ours.details + [
+        f"every comparison contains the paper's own value in its {100 * (1 - 2 * ours.alpha):.0f} % interval: "
+        "ours neither confirms nor refutes more than the paper's numbers"], open=CONSISTENT)
+
+
+def about_models(ours: Verdict) -> Verdict:
+    """A verdict decided on the paired bootstrap over test items (one trained model per arm) is
+    about these trained models, not their cells: its own outcome, never "holds"/"does not hold"."""
+    if ours.holds is None or ours.decision is None:
+        return ours
+    if not any(leaf.estimate is not None and leaf.estimate.source == ITEMS for leaf in ours.decision.leaves()):
+        return ours
+    status = MODELS_HOLD if ours.holds else MODELS_FAIL
+    return replace(ours, holds=None, open=status, details=[
+        "decided on the test items of one trained model per arm (the paired bootstrap): a statement about "
+        "these trained models, not about their cells, which only several seeds per arm can judge", *ours.details])
 
 
 def with_what_decides(ours: Verdict) -> Verdict:
-    """An inconclusive (or consistent) verdict with the seeds per arm that would decide its open
-    comparisons at 80 % power: the most any of them needs."""
-    if ours.holds is not None or not (ours.status in (INCONCLUSIVE, CONSISTENT) or ours.status.startswith(PARTIAL)):
+    """An open verdict with what would decide it: the units it names that were not run (from
+    coverage), and the seeds per arm that decide its open comparisons at 80 % power
+    (:func:`~.power.what_decides`), or that no number of seeds can; a verdict about trained models
+    first needs seeds; one that cannot be judged, what it lacks."""
+    if ours.holds is not None:
         return ours
-    needs = [seeds_needed(part.decision) for part in ours.parts if part.decision.holds is None]
-    if not needs:
+    if ours.open == STATUS[None]:
+        ours.to_decide = ours.to_decide or (ours.details[0] if ours.details else "")
         return ours
-    known = [need for need in needs if need.seeds is not None]
-    if known and len(known) == len(needs):
-        most = max(known, key=lambda need: need.seeds)
-        line = f"to decide: {most.seeds} seeds per arm ({most.why.split(' for ', 1)[-1]}, the hardest open comparison)"
-    else:
-        worst = next(need for need in needs if need.seeds is None)
-        line = f"to decide: {worst.why}"
-    ours.details.insert(0, line)
-    ours.seeds_to_decide = max(need.seeds for need in known) if known and len(known) == len(needs) else None
+    units = ours.to_decide
+    if ours.open.startswith(PARTIAL) and not units:
+        named = [d.split(" also compares ", 1)[1].rsplit(": not run here", 1)[0] for d in ours.details
+                 if " also compares " in d and d.endswith(": not run here")]
+        units = "run " + ("; ".join(named) if named else "the units it names that were not run")
+    if ours.open in (MODELS_HOLD, MODELS_FAIL):
+        ours.seeds_to_decide = 2
+        ours.to_decide = "≥ 2 seeds per arm (a claim about cells)"
+        ours.details.insert(0, "to decide about the cells: at least 2 seeds per arm, to measure their spread")
+        return ours
+    need = None if ours.open.startswith(PARTIAL) else what_decides(ours.decision, ours.alpha)
+    if need is not None:
+        ours.details.insert(0, f"to decide: {need.why}")
+        ours.seeds_to_decide = need.seeds
+    ours.to_decide = "; ".join(part for part in (units, need.short if need else "") if part)
     return ours

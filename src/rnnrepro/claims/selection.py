@@ -74,8 +74,13 @@ def varying(frames: Sequence[pd.DataFrame], exclude: set[str]) -> list[str]:
 
 def pair_side(rec: Mapping[str, Any], side: str) -> dict[str, Any]:
     """One side (``"w"`` or ``"l"``) of a pair of :meth:`~rnnrepro.claims.kinds.compare.Compare.pairs`
-    as a summary row."""
-    return {"mean": rec[f"mean_{side}"], "std": rec[f"std_{side}"], "n": rec[f"n_{side}"], "run": rec.get(f"run_{side}", "")}
+    as a summary row, with the labels that name that side (the unit's and its own ``me_``/``vs_``
+    ones), so that two rows are the same arm only when they are."""
+    own = "me_" if side == "w" else "vs_"
+    sides = ("mean_", "std_", "n_", "run_", "me_", "vs_")
+    labels = {k: v for k, v in rec.items() if not k.startswith(sides) and k != "adv" or k.startswith(own)}
+    return {**labels, "mean": rec[f"mean_{side}"], "std": rec[f"std_{side}"], "n": rec[f"n_{side}"],
+            "run": rec.get(f"run_{side}", "")}
 
 
 def constant_labels(rows: pd.DataFrame) -> dict[str, str]:

@@ -12,6 +12,7 @@ and a missing input is an error naming its file. The report
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from ..metrics.items import SplitItems, load_study_items
 from ..studies import Study, study_from_plan
 from ..study_inputs import ANALYSIS_INPUT, StudyInputs  # noqa: F401 (part of this module's interface)
 from .judge import judge_claim
+from .noise import policy_of, reference_spreads
 from .verdict import ClaimResult
 
 D = TypeVar("D", bound="StudyData")
@@ -107,28 +109,46 @@ class StudyData:
         repeats = [label for label in self.study.artifacts[artifact].spec.get("repeats") or [] if label in rows]
         return tables.summarise(rows.drop(columns=repeats))  # repeats are averaged like seeds
 
-    def seed_cost(self, artifact: str) -> tuple[int, float | None, int, float | None]:
-        """What one more seed of every run of ``artifact`` costs: (seeds at this scale, hours per
-        seed here, seeds at the paper scale, hours per seed there). This scale's hours come from
-        the runs' measured wall time (provenance), the paper scale's from its cost plan
-        (``estimated_hours`` of seed 1) when it was measured; None when unknown."""
-        runs = self.study.artifacts[artifact].runs
-        seeds = sorted({str(use.labels.get("seed", "")) for use in runs})
-        first = {use.folder for use in runs if str(use.labels.get("seed", "")) == (seeds[0] if seeds else "")}
+    def repetitions(self, artifact: str) -> str:
+        """What the artifact repeats each arm over: "seeds", or its ``repeats`` labels (e.g. data
+        seeds) and seeds."""
+        repeats = self.study.artifacts[artifact].spec.get("repeats") or []
+        return "seeds" if not repeats else " and ".join(str(r).replace("_", " ") + "s" for r in repeats)
+
+    def hours_to(self, artifact: str, wanted: int) -> tuple[float | None, float | None]:
+        """What bringing every arm of ``artifact`` to ``wanted`` repetitions costs in hours: at this
+        scale, Σ over arms of the repetitions it lacks × its runs' mean measured wall time
+        (provenance); at the paper scale, the same from its cost plan's ``estimated_hours``, its
+        arms being its runs of one configuration over seeds (None where repetitions are not seeds,
+        which the cost plan cannot group, or where it was not measured)."""
+        spec = self.study.artifacts[artifact]
+        repeats = {"seed", *(spec.spec.get("repeats") or [])}
+        arms: dict[tuple, list[str]] = {}
+        for use in spec.runs:
+            arms.setdefault(tuple(sorted((k, str(v)) for k, v in use.labels.items() if k not in repeats)),
+                            []).append(use.folder)
         here = None
-        if first and "wall_seconds" in self.provenance:
-            made = self.provenance[self.provenance["run"].map(lambda run: any(run.endswith(f) for f in first))]
-            if len(made):
-                here = float(pd.to_numeric(made["wall_seconds"], errors="coerce").sum()) / 3600
-        paper, paper_seeds = None, 0
-        if self.inputs.paper_cost and Path(self.inputs.paper_cost).exists():
+        if arms and "wall_seconds" in self.provenance:
+            walls = pd.to_numeric(self.provenance["wall_seconds"], errors="coerce")
+            runs = self.provenance["run"].astype(str)
+            total = 0.0
+            for folders in arms.values():
+                hours = walls[runs.map(lambda run: any(run.endswith(f) for f in folders))].dropna() / 3600
+                if hours.empty:
+                    total = math.nan
+                    break
+                total += max(0, wanted - len(folders)) * float(hours.mean())
+            here = None if math.isnan(total) else total
+        paper = None
+        if repeats == {"seed"} and self.inputs.paper_cost and Path(self.inputs.paper_cost).exists():
             plan = pd.read_csv(self.inputs.paper_cost)
             mine = plan[(plan["study"].astype(str).str.split(";").map(lambda s: self.study.name in s))
                         & (plan["artifacts"].astype(str).str.split(";").map(lambda a: artifact in a))]
-            paper_seeds = mine["run"].astype(str).str.extract(r"seed~(\d+)$")[0].nunique()
-            first = mine[mine["run"].astype(str).str.endswith("seed~1")]
-            paper = float(first["estimated_hours"].sum()) if len(first) else None
-        return len(seeds), here, paper_seeds, paper
+            if len(mine):
+                groups = mine.groupby(mine["run"].astype(str).str.replace(r"/seed~\d+$", "", regex=True))
+                paper = float(sum(max(0, wanted - len(group)) * float(group["estimated_hours"].mean())
+                                  for _, group in groups))
+        return here, paper
 
     def published(self, artifact: str) -> pd.DataFrame:
         """The published summary of ``artifact``."""
@@ -137,10 +157,12 @@ class StudyData:
     def judge(self, artifact: str) -> list[ClaimResult]:
         """Every claim of ``artifact`` judged on the published numbers and on ours (the summary
         does this once per claim; the report reads its verdicts). Rows of the user's own cells
-        (config extra_cells) are left out: a claim is about the paper's cells."""
+        (config extra_cells) are left out: a claim is about the paper's cells. Every claim of the
+        artifact is weighed under one noise policy (:func:`~.noise.policy_of`)."""
         ours, published = self.ours(artifact), self.published(artifact)
         if self.study.extra_cells and "cell" in ours:
             ours = ours[~ours["cell"].isin(self.study.extra_cells)]
         pub_rows = tables.rows_of(self.published_rows, artifact)
-        return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale, self.items)
+        policy, reference = policy_of(ours), reference_spreads(ours)  # one noise policy for the artifact
+        return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale, self.items, policy, reference)
                 for claim in self.study.artifacts[artifact].claims]

@@ -25,23 +25,32 @@ from ..atomic import atomic_path
 from ..labels import label_columns
 from ..tables import shown_metrics
 from .study import StudyData, StudyInputs
-from .verdict import CONSISTENT, INCONCLUSIVE, PARTIAL, ClaimResult
+from .verdict import CONSISTENT, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD, PARTIAL, STATUS, ClaimResult
 
 #: The counts of an artifact's entry in ``verdicts/<study>.json`` beside its headline metric.
 BOOKKEEPING = ("claims", "hold_ours", "fail_ours", "inconclusive_ours", "partial_ours", "consistent_ours",
-               "hold_published")
+               "models_ours", "hold_published")
 
 
 def what_decides(data: StudyData, artifact: str, result: ClaimResult) -> dict[str, object]:
-    """For a claim open on ours: the seeds per arm a decision needs and what the seeds beyond
-    those run cost, in hours, at this scale and at the paper scale (empty where unknown)."""
+    """For a claim open on ours: what decides it (``to_decide``: seeds and hours, the units to run,
+    or a scale), the repetitions per arm a decision needs and what bringing every arm of the
+    artifact to them costs in hours, here and at the paper scale (empty where unknown)."""
     needed = result.ours.seeds_to_decide
-    if needed is None:
-        return {"seeds_to_decide": "", "hours_to_decide": "", "paper_hours_to_decide": ""}
-    seeds, here, paper_seeds, paper = data.seed_cost(artifact)
-    return {"seeds_to_decide": needed,
-            "hours_to_decide": "" if here is None else round(max(0, needed - seeds) * here, 3),
-            "paper_hours_to_decide": "" if paper is None else round(max(0, needed - paper_seeds) * paper, 1)}
+    reason = why_no_numbers(data, artifact)
+    to_decide = result.ours.to_decide if result.ours.holds is None else ""
+    out = {"to_decide": reason if reason and result.ours.status in ("not run", STATUS[None]) else to_decide,
+           "seeds_to_decide": "", "hours_to_decide": "", "paper_hours_to_decide": ""}
+    if needed is None or result.ours.holds is not None:
+        return out
+    here, paper = data.hours_to(artifact, needed)
+    unit = data.repetitions(artifact)
+    costs = [f"{hours:.3g} h {where}" for hours, where in ((here, "here"), (paper, "at the paper scale"))
+             if hours is not None]
+    return {**out, "to_decide": result.ours.to_decide.replace("seeds per arm", f"{unit} per arm")
+            + (f" ({', '.join(costs)})" if costs else ""),
+            "seeds_to_decide": needed, "hours_to_decide": "" if here is None else round(here, 3),
+            "paper_hours_to_decide": "" if paper is None else round(paper, 1)}
 
 
 def series_name(artifact: str, row: pd.Series, labels: Iterable[str]) -> str:
@@ -77,7 +86,7 @@ def study_summary(data: StudyData) -> tuple[pd.DataFrame, dict, pd.DataFrame, pd
             claims.append({"study": data.study.name, "artifact": name, "title": artifact.title, "where": "",
                            "quote": "", "reading": "", "basis": "", "note": "", "published": "", "ours": "",
                            "published_details": "",
-                           "ours_details": "", "scale": data.scale, "no_numbers": reason,
+                           "ours_details": "", "scale": data.scale, "no_numbers": reason, "to_decide": "",
                            "seeds_to_decide": "", "hours_to_decide": "", "paper_hours_to_decide": ""})
         entry = {"claims": len(results),
                  "hold_ours": sum(r.ours.holds is True for r in results),
@@ -85,6 +94,7 @@ def study_summary(data: StudyData) -> tuple[pd.DataFrame, dict, pd.DataFrame, pd
                  "inconclusive_ours": sum(r.ours.status == INCONCLUSIVE for r in results),
                  "partial_ours": sum(r.ours.status.startswith(PARTIAL) for r in results),
                  "consistent_ours": sum(r.ours.status == CONSISTENT for r in results),
+                 "models_ours": sum(r.ours.status in (MODELS_HOLD, MODELS_FAIL) for r in results),
                  "hold_published": sum(r.published.holds is True for r in results)}
         ours = data.ours(name)
         shown = (artifact.spec.get("show") or {}).get("metrics") or shown_metrics(ours, data.published(name))

@@ -14,9 +14,10 @@ report weigh a difference between two single runs without seeds: the paired boot
 (2004) and of the parsing literature (e.g. Berg-Kirkpatrick et al. 2012). Both runs are
 resampled with the *same* draws of test items (with replacement, as many as the split has),
 the metric's difference is recomputed on each of R resamples, and its standard deviation over
-the resamples is the standard error of the difference; the report calls a difference beyond
-1.96 standard errors (95 %, two-sided) beyond the noise of the test set
-(:func:`bootstrap_se`). Draws are fixed (seed 0), so a verdict is deterministic.
+the resamples is the standard error of the difference (:func:`bootstrap_se`), which the claims
+engine weighs at its levels (:mod:`rnnrepro.claims.inference`: each bound of a 90 % interval
+one-sided 5 %). A verdict that rests on it is about these two trained models, not their cells.
+Draws are fixed (seed 0), so a verdict is deterministic.
 
 What the bootstrap measures is the uncertainty from the choice of test items only, not from
 training (the seed's noise), which only several seeds measure. Two runs are paired only when

@@ -16,11 +16,11 @@ import pandas as pd
 from ..atomic import atomic_path
 from ..claims.noise import NOISE_TEST
 from ..claims.summarise import BOOKKEEPING
-from ..claims.verdict import CONSISTENT, IN_SIGN, INCONCLUSIVE
+from ..claims.verdict import CONSISTENT, IN_SIGN, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD
 from ..metrics.formats import format_value
 
 STATUS_CLASS = {"holds": "holds", "does not hold": "fails", INCONCLUSIVE: "unsure", CONSISTENT: "unsure",
-                IN_SIGN: "unsure"}
+                IN_SIGN: "unsure", MODELS_HOLD: "models", MODELS_FAIL: "models"}
 
 
 def write_index(claims_csvs: Iterable[str | Path], metrics_jsons: Iterable[str | Path], out_html: str | Path,
@@ -41,14 +41,9 @@ def verdict_cell(status: str) -> str:
 
 
 def to_decide(rec: dict) -> str:
-    """"12 seeds per arm (0.4 h here, 35 h at the paper scale)" for a claim open on ours."""
-    seeds = rec.get("seeds_to_decide", "")
-    if seeds in ("", None) or pd.isna(seeds):
-        return ""
-    costs = [f"{float(rec[column]):g} h {where}" for column, where in
-             (("hours_to_decide", "here"), ("paper_hours_to_decide", "at the paper scale"))
-             if rec.get(column, "") not in ("", None) and not pd.isna(rec.get(column))]
-    return f"{int(float(seeds))} seeds per arm" + (f" ({', '.join(costs)})" if costs else "")
+    """What decides a claim open on ours: "12 seeds per arm (0.4 h here, 35 h at the paper scale)",
+    the units to run, or a scale (the summary's ``to_decide``)."""
+    return str(rec.get("to_decide", "") or "")
 
 
 def index_html(claims: pd.DataFrame, metrics: dict, scale: str) -> str:
@@ -59,7 +54,7 @@ def index_html(claims: pd.DataFrame, metrics: dict, scale: str) -> str:
     def tally(column: str) -> str:
         found = counts[column].value_counts()
         found = found.groupby(found.index.str.replace(r"^partial \(.*\)$", "partial", regex=True)).sum()
-        order = ["holds", "does not hold", INCONCLUSIVE, CONSISTENT, "partial", IN_SIGN]
+        order = ["holds", "does not hold", MODELS_HOLD, MODELS_FAIL, INCONCLUSIVE, CONSISTENT, "partial", IN_SIGN]
         shown = [f"{int(found[s])} {s}" for s in order if s in found]
         shown += [f"{int(n)} {s}" for s, n in found.items() if s not in order]
         return ", ".join(shown) or "none"
@@ -69,8 +64,11 @@ def index_html(claims: pd.DataFrame, metrics: dict, scale: str) -> str:
              f"sentence is about; it <em>holds</em> when the interval of that quantity lies inside the region and "
              f"<em>does not hold</em> when it lies outside ({html.escape(NOISE_TEST)}; claims over several units "
              f"corrected by Holm). Anything else is <em>inconclusive at this scale</em>, which says nothing against "
-             f"the paper, and the last column says how many seeds per arm would decide it at 80 % power and what "
-             f"they would cost; <em>partial</em> means units the sentence covers were not run.</p>",
+             f"the paper, and the last column says what would decide it: the seeds per arm that decide it with "
+             f"80 % power and what they would cost, the units to run, or the scale; <em>partial</em> means units "
+             f"the sentence covers were not run. A verdict decided only on the test items of one trained model "
+             f"per arm <em>holds (or does not hold) for these trained models</em>: it says nothing about their "
+             f"cells, and is counted apart.</p>",
              f"<p><strong>On ours ({html.escape(scale)}):</strong> {html.escape(tally('ours'))}.<br>"
              f"<strong>On the published numbers:</strong> {html.escape(tally('published'))}.</p>",
              "<p>Follow an artifact to its section of the study's report for the numbers behind each verdict.</p>"]
@@ -91,7 +89,8 @@ def index_html(claims: pd.DataFrame, metrics: dict, scale: str) -> str:
         lines.append("</table>")
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;} table{border-collapse:collapse;width:100%;}"
              "td,th{border-bottom:1px solid #ddd;padding:4px 6px;vertical-align:top;font-size:90%;text-align:left;}"
-             ".holds{background:#e3f4e3;} .fails{background:#f8e0e0;} .unsure{background:#e6ecf7;} .open{background:#f4f1e3;}")
+             ".holds{background:#e3f4e3;} .fails{background:#f8e0e0;} .unsure{background:#e6ecf7;} .open{background:#f4f1e3;}"
+             ".models{background:#efe6f4;}")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>rnnrepro: every claim</title>"
             f"<style>{style}</style></head><body><h1>rnnrepro: the papers' claims, judged</h1>"
             + "\n".join(lines) + "</body></html>\n")

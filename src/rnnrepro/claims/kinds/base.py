@@ -13,14 +13,17 @@ import pandas as pd
 from ...metrics.directions import higher_is_better
 from ...registry import Registry
 from ..combine import EVERY, MOST, SOME
+from ..inference import ALPHA, SIGNIFICANCE_ALPHA
 from ..noise import Context
 from ..selection import select
 from ..verdict import Verdict
 
 #: The value every metric starts from in the data built by examples and counterexamples, over
-#: this many seeds with no spread (so that, on ours, their differences are beyond the noise).
+#: this many seeds with a spread so small that, on ours, their differences are beyond the noise
+#: (a spread of 0 is not measured, :func:`~..inference.welch`, and would decide nothing).
 NEUTRAL = 1000.0
 NEUTRAL_SEEDS = 30
+NEUTRAL_SPREAD = 1e-6
 
 
 class Check:
@@ -48,6 +51,9 @@ class Check:
         #: ``noise: none``: the sentence is about the one trained model a figure shows (the values of
         #: an analysis that keeps one model, e.g. the best restart): read as measured, exact
         self.as_measured = self.spec.get("noise") == "none"
+        #: ``significant: true``: a sentence about statistical significance, decided at the level the
+        #: word means in the papers' fields (two-sided 5 %: each bound one-sided 2.5 %)
+        self.alpha = SIGNIFICANCE_ALPHA if self.spec.get("significant") else ALPHA
 
     def higher(self, metric: str) -> bool:
         return higher_is_better(metric, self.spec.get("higher_is_better"))
@@ -78,7 +84,7 @@ class Check:
     def neutral(self, labels: pd.DataFrame) -> pd.DataFrame:
         """A summary over ``labels`` (rows of label values): every metric of the check at
         :data:`NEUTRAL`, the start of :meth:`example` and :meth:`counterexample`."""
-        parts = [labels.assign(metric=metric, mean=NEUTRAL, std=0.0, n=NEUTRAL_SEEDS) for metric in self.metrics]
+        parts = [labels.assign(metric=metric, mean=NEUTRAL, std=NEUTRAL_SPREAD, n=NEUTRAL_SEEDS) for metric in self.metrics]
         return pd.concat(parts, ignore_index=True) if parts else labels.assign(metric="", mean=NEUTRAL)
 
     def picked(self, frame: pd.DataFrame, metric: str, selector: Mapping[str, Any] | None) -> pd.Index:

@@ -47,7 +47,10 @@ class Best(Check):
                                        f", {name_of(self.best)} {format_value(me['mean'], metric)}")
                                     + f" ({metric})" + ("" if ok.holds is not None else
                                                         " — within the noise of a competitor" if any(noises)
-                                                        else f" — {ONE_SEED}"), unit_key(metric, {**constant_labels(rows), **rec})))
+                                                        else f" — {ONE_SEED}"), unit_key(metric, {**constant_labels(rows), **rec}),
+                                [unit_key(metric, {**constant_labels(rows), **rec,
+                                                   **{f"vs_{k}": other.get(k, "") for k in dims if k in other}})
+                                 for other in others]))
         return verdict_of(results, self.quantifier, f"{name_of(self.best)} was not run beside a competitor")
 
     def example(self, frame, context):

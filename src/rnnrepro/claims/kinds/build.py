@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
-from ..verdict import COMPOSITE, INCONCLUSIVE, PARTIAL, STATUS, Part, Verdict
+from ..combine import EVERY, combine
+from ..inference import ALPHA
+from ..verdict import COMPOSITE, INCONCLUSIVE, PARTIAL, STATUS, Verdict
 from . import best, compare, threshold, trend, within  # noqa: F401  (each registers its kind)
 from .base import PAPER_CHECKS, Check
 
@@ -30,22 +33,42 @@ class AllOf(Check):
         self.parts = [build_check(spec) for spec in specs]
 
     def judge(self, frame, context):
-        """Holds when every check holds, does not hold when one does not; else open: cannot be
-        judged when a check has no numbers, partial when a check is, else inconclusive. Each
-        check's comparisons are kept (their keys tagged with the check's place) for coverage."""
-        verdicts = [part.judge(frame, context) for part in self.parts]
+        return self.compose([part.judge(frame, context) for part in self.parts])
+
+    @staticmethod
+    def compose(verdicts: Sequence[Verdict]) -> Verdict:
+        """The claim's verdict from its checks' verdicts, as one family: holds when every check
+        holds, does not hold when a comparison of a check is refuted after Holm's correction over
+        every comparison of the claim (:func:`~..combine.combine`), else open: cannot be judged
+        when a check has no numbers, partial when a check is partial and none is inconclusive,
+        else inconclusive. Each check's comparisons are kept, their keys tagged with the check's
+        place (a label ``check`` that ours and the published share) for coverage."""
         details = [d for v in verdicts for d in v.details]
-        parts = [Part(p.decision, p.detail, None if p.key is None else (i, *p.key))
+        parts = [replace(p, key=None if p.key is None else tag(i, p.key),
+                         covers=tuple(tag(i, c) for c in p.covers))
                  for i, v in enumerate(verdicts) for p in v.parts]
-        if any(v.holds is False for v in verdicts):
-            return Verdict(False, details, parts=parts, quantifier=COMPOSITE)
-        undecided = [v for v in verdicts if v.holds is None]
-        if undecided:
-            reasons = [v.open for v in undecided]
-            reason = STATUS[None] if STATUS[None] in reasons else next(
-                (r for r in reasons if r.startswith(PARTIAL)), INCONCLUSIVE if INCONCLUSIVE in reasons else reasons[0])
-            return Verdict(None, details, reason, parts, COMPOSITE)
-        return Verdict(True, details, parts=parts, quantifier=COMPOSITE)
+        alpha = min((v.alpha for v in verdicts), default=ALPHA)
+        outcome = combine([v.as_decision() for v in verdicts], EVERY, alpha=alpha)
+        held = sum(p.decision.holds is True for p in parts)
+        total = sum(v.expected or len(v.parts) for v in verdicts)
+        if outcome.holds is not None:
+            if outcome.holds is False and len(verdicts) > 1:
+                details.insert(0, f"one family over the {len(outcome.decision.family)} comparisons of the "
+                                  f"{len(verdicts)} checks: {outcome.summary.split('; ', 1)[-1]}")
+            return Verdict(outcome.holds, details, parts=parts, quantifier=COMPOSITE, decision=outcome.decision,
+                           expected=total, alpha=alpha)
+        reasons = [v.open for v in verdicts if v.holds is not True]
+        if STATUS[None] in reasons:
+            reason = STATUS[None]
+        elif outcome.partial:
+            reason = f"{PARTIAL} ({held} of {total})"
+        else:
+            reason = INCONCLUSIVE
+        units = [piece.removeprefix("run ") for v in verdicts if v.to_decide and v.holds is not True
+                 for piece in v.to_decide.split("; ")]
+        to_decide = "run " + "; ".join(dict.fromkeys(units)) if units else ""
+        return Verdict(None, details, reason, parts, COMPOSITE, decision=outcome.decision, expected=total, alpha=alpha,
+                       to_decide=to_decide)
 
     def neutral(self, labels):
         frames = [part.neutral(labels) for part in self.parts]
@@ -62,6 +85,14 @@ class AllOf(Check):
         for part in self.parts[1:]:
             frame = part.example(frame, context)
         return self.parts[0].counterexample(frame, context)  # last, so that no part repairs it
+
+
+def tag(index: int, key: Any) -> Any:
+    """A comparison's key within a list of checks: its (label, value) pairs and the check's place
+    as one more pair, so that ours and the published still pair by their shared labels."""
+    pairs = key if isinstance(key, tuple) and all(isinstance(k, tuple) and len(k) == 2 for k in key) else \
+        (("key", key),)
+    return (("check", str(index)), *pairs)
 
 
 def build_check(spec: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Check:

@@ -14,7 +14,7 @@ from ...labels import natural_key
 from ...metrics.formats import format_value
 from ..inference import Estimate
 from ..noise import Context, combined, decide, noise_text, with_spread_columns
-from ..selection import constant_labels, name_of, pair_side, select, unit_key, unit_name, varying
+from ..selection import constant_labels, name_of, options, pair_side, select, unit_key, unit_name, varying
 from ..verdict import verdict_of
 from .base import Check
 
@@ -59,29 +59,61 @@ class Compare(Check):
             return ""
         return f" (margin {self.margin:.1%} of it)" if self.relative else f" (margin {format_value(self.margin, metric, True)})"
 
+    def absent(self, rows: pd.DataFrame) -> list[str]:
+        """The values ``better`` and ``than`` name (``{cell: [lstm, gru]}``) that no row has: the
+        sentence compares them, so a claim without them is not covered."""
+        out = []
+        for selector in (self.better, self.than):
+            for label, value in selector.items():
+                if isinstance(value, str) and (value in ("min", "max") or value.startswith(("<", ">"))):
+                    continue
+                present = set(rows[label].astype(str)) if label in rows else set()
+                out += [f"{label}={v}" for v in options(value) if v not in present]
+        return out
+
     def judge(self, frame, context):
-        results = []
+        results, missing, absent = [], 0, []
         for metric in self.metrics:
             rows = self.rows(frame, metric)
             pairs, units = self.pairs(rows)
             if pairs.empty:
                 continue
+            gone = self.absent(rows)
+            if gone:  # each unit lacks a comparison per value not run
+                absent += [g for g in gone if g not in absent]
+                missing += len(gone) * max(1, len(pairs.drop_duplicates(subset=units)) if units else 1)
             pairs = pairs.assign(adv=self.advantage(metric, pairs))
             fixed = constant_labels(rows)
             for rec in pairs.to_dict("records"):
                 spread = self.spread(rec, metric, context)
-                ok = decide(rec["adv"] - self.margin, spread, context, self.strict)
+                ok = decide(rec["adv"] - self.margin, spread, context, self.strict, self.alpha)
                 vs = ", ".join(str(rec[c]) for c in rec if c.startswith("vs_")) or name_of(self.than)
                 me = ", ".join(str(rec[c]) for c in rec if c.startswith("me_")) or name_of(self.better)
-                said = {True: "better than", False: "not better than", None: "within the noise of"}[ok.holds]
+                said = self.said(ok.holds)
                 key = unit_key(metric, {**fixed, **{c: rec[c] for c in [*units, *(c for c in rec if c.startswith(("me_", "vs_")))]}})
                 results.append((ok, f"{unit_name(rec, units)}: {me} {format_value(rec['mean_w'], metric)} {said} "
                                     f"{vs} {format_value(rec['mean_l'], metric)}{self.margin_text(metric)} ({metric})"
-                                    + (noise_text(spread, metric if not self.relative else "") if context.weighs_noise else ""),
+                                    + (noise_text(spread, metric if not self.relative else "", self.alpha)
+                                       if context.weighs_noise else ""),
                                 key))
             if self.grows:
                 results += self.growth(metric, pairs, units, context)
-        return verdict_of(results, self.quantifier, f"no {name_of(self.better)} beside {name_of(self.than)} to compare")
+        verdict = verdict_of(results, self.quantifier, f"no {name_of(self.better)} beside {name_of(self.than)} to compare",
+                             expected=len(results) + missing if missing else None, alpha=self.alpha)
+        if absent and results:
+            verdict.details.insert(0, f"the sentence also compares {', '.join(absent)}: not run here")
+        return verdict
+
+    def said(self, holds: bool | None) -> str:
+        """How a comparison reads: "better than" only where the claim asks for better (a negative
+        margin is a tolerance: "not worse beyond the margin than")."""
+        if holds is None:
+            return "within the noise of"
+        if self.margin < 0:
+            return "not worse beyond the margin than" if holds else "worse beyond the margin than"
+        if self.margin > 0:
+            return "better by more than the margin than" if holds else "not better by more than the margin than"
+        return "better than" if holds else "not better than"
 
     def spread(self, rec: Mapping[str, Any], metric: str, context: Context) -> Estimate | None:
         """The noise of one pair's advantage (in its units: a fraction of the other's value when
@@ -112,8 +144,8 @@ class Compare(Check):
                 one, two = self.spread(a, metric, context), self.spread(b, metric, context)
                 spread = None if one is None or two is None else \
                     Estimate(0.0, math.hypot(one.se, two.se), min(one.df, two.df), one.source, one.sd, one.seeds)
-                rises.append(decide(b["adv"] - a["adv"], spread, context))
-            ok = combined(rises)
+                rises.append(decide(b["adv"] - a["adv"], spread, context, alpha=self.alpha))
+            ok = combined(rises, self.alpha)
             steps = ", ".join(f"{self.grows}={g}: {format_value(a, metric, True)}"
                               for g, a in zip(group[self.grows], advantages))
             label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))

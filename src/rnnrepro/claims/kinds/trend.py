@@ -55,7 +55,9 @@ class Trend(Check):
                 results.append((ok, f"{unit_name(rec, units)}: {shown} ({metric}{tolerated}, "
                                     f"{'rising' if self.up else 'falling'}: "
                                     f"{dict([(True, 'yes'), (False, 'no'), (None, 'within the noise')])[ok.holds]})",
-                                unit_key(metric, {**constant_labels(rows), **rec})))
+                                unit_key(metric, {**constant_labels(rows), **rec}),
+                                [unit_key(metric, {**constant_labels(rows), **rec, self.along: v})
+                                 for v in group[self.along]]))
         return verdict_of(results, self.quantifier, f"no unit with two values of {self.along}")
 
     def parts(self, records: list[dict], metric: str, context) -> list:

@@ -12,7 +12,7 @@ import pandas as pd
 from ..inference import EXACT, Decision, Estimate, rate_difference
 from ..kinds.base import PAPER_CHECKS, Check
 from ..noise import combined, decide
-from ..selection import select
+from ..selection import select, unit_key
 from ..verdict import Verdict, verdict_of
 
 #: The states of a network the ``vanishing`` analysis measures: at initialisation and trained.
@@ -69,7 +69,7 @@ class ShrinksExponentially(Check):
             ok = combined([decide(-v["log10_slope"], exact, context),
                            decide(v["fit_r2"] - self.min_r2, exact, context, strict=False)])
             results.append((ok, f"{text}: {'exponential decay' if ok.holds else 'not an exponential decay'}",
-                            ("srn", state)))
+                            unit_key("log10_slope", {"cell": "srn", "state": state})))
         verdict = verdict_of(results, self.quantifier, f"no SRN with max |λ| ≤ {self.max_radius:g}")
         verdict.details += outside
         return verdict
@@ -162,7 +162,7 @@ class LessLikelyToSpike(Check):
             detail += {True: " — a lower rate with clipping", False: " — a higher rate with clipping",
                        None: " — the rates do not differ beyond the noise of so many runs"}[ok.holds] + \
                 f" (Fisher's exact test, one-sided 5 %: p = {worst.p_holds:.2g} lower, {best.p_fails:.2g} higher)"
-        return verdict_of([(ok, detail, (metric,))], self.quantifier, "no runs")
+        return verdict_of([(ok, detail, unit_key(metric, {}))], self.quantifier, "no runs")
 
     def set_grids(self, frame, clipped: float, unclipped: float):
         frame = frame.copy()

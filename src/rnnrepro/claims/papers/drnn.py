@@ -19,7 +19,7 @@ from ..inference import estimate as estimate_of
 from ..kinds.base import PAPER_CHECKS, Check
 from ..kinds.compare import Compare
 from ..noise import ONE_SEED, combined, decide, noise_text, spread_of, with_spread_columns, within
-from ..selection import pair_side, select, unit_name
+from ..selection import pair_side, select, unit_key, unit_name
 from ..verdict import Verdict, verdict_of
 
 
@@ -140,7 +140,7 @@ class ReversalBound(Check):
                                 + ("meets it" if ok.holds else "; ".join(said))
                                 + (noise_text(seeds, "test_accuracy") if context.weighs_noise and "below" in self.sides
                                    else ""),
-                            ("test_accuracy", str(rec["T"]), str(rec["delay"]))))
+                            unit_key("test_accuracy", {"T": rec["T"], "delay": rec["delay"]})))
         return verdict_of(results, self.quantifier, "no d-LSTM accuracies (the paper gives Fig. 3 as a plot only)")
 
     def shifted(self, frame: pd.DataFrame, shift: float) -> pd.DataFrame:
@@ -230,7 +230,7 @@ class ReachesBiLSTM(Check):
                 results.append((ok, f"T={T}, d={d}: {100 * rec['mean']:.2f} % vs Bi-LSTM {100 * target['mean']:.2f} % "
                                     f"(same level: within {100 * tol:.2f} pp): {said}"
                                     + (noise_text(spread, 'test_accuracy') if context.weighs_noise else ""),
-                                ("test_accuracy", str(T), str(d))))
+                                unit_key("test_accuracy", {"T": T, "delay": d})))
         return verdict_of(results, self.quantifier, "no d-LSTM beside a Bi-LSTM")
 
     def values(self, frame, late_accuracy):
@@ -325,8 +325,9 @@ class NearerWell(Check):
                         continue  # the target is its own anchor
                     lw, lp, lt = (float(np.log10(r["mean"])) for r in (well, poor, rec))
                     where = ", ".join(f"{k}={rec[k]}" for k in ("grid", "delay", "gamma", "acausality") if k in rec)
-                    key = ("test_mse", where, *(f"{k}={r[k]}" for r in (well, poor)
-                                                for k in ("delay", "gamma", "acausality") if k in r))
+                    key = unit_key("test_mse", {**{k: rec[k] for k in ("grid", "delay", "gamma", "acausality") if k in rec},
+                                                **{f"{side}_{k}": r[k] for side, r in (("well", well), ("poor", poor))
+                                                   for k in ("delay", "gamma", "acausality") if k in r}})
                     if lp <= lw:
                         results.append((None, f"{where}: the anchors do not separate (poor {poor['mean']:.2e} ≤ "
                                               f"well {well['mean']:.2e})", key))
@@ -388,7 +389,8 @@ class StepCount(Check):
             formula = "2T" if rec["model"] == "brnn" else "T + d"
             results.append((bool(rec["mean"] == want), f"T={rec['T']}, {name}: {as_int(rec['mean'])} steps "
                                                         f"({formula} = {want})",
-                            ("sequential_steps", str(rec["T"]), str(rec["model"]), str(rec.get("delay", "")))))
+                            unit_key("sequential_steps", {"T": rec["T"], "model": rec["model"],
+                                                          "delay": rec.get("delay", "")})))
         return verdict_of(results, self.quantifier, "no step counts")
 
     def counted(self, frame, wrong: bool):
@@ -435,7 +437,8 @@ class SmallGain(Check):
                                     f"(an improvement of at most {format_value(self.tolerance, metric, True)}: "
                                     f"{ {True: 'yes', False: 'no', None: 'open'}[ok.holds]})"
                                     + (noise_text(spread, metric) if context.weighs_noise else ""),
-                                (metric, *(str(rec[u]) for u in units))))
+                                unit_key(metric, {**{u: rec[u] for u in units},
+                                                  **{c: rec[c] for c in rec if c.startswith(("me_", "vs_"))}})))
         return verdict_of(results, self.quantifier, "no pair to compare")
 
     def set_gain(self, frame, gain):

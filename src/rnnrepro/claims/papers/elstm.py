@@ -16,7 +16,7 @@ from ..inference import EXACT, Estimate
 from ..kinds.base import PAPER_CHECKS, Check
 from ..kinds.compare import Compare
 from ..noise import combined, decide, noise_text, with_spread_columns
-from ..selection import name_of, select
+from ..selection import name_of, select, unit_key
 from ..verdict import Verdict, verdict_of
 
 
@@ -35,14 +35,15 @@ class MatchesPublished(Check):
         results = []
         for rec in published.to_dict("records"):
             ours = frame[(frame["metric"] == rec["metric"]) & (frame.get("dataset", "") == rec.get("dataset", ""))]
-            if ours.empty:
+            if ours.empty:  # a count of the paper's that ours lacks: not run
                 continue
             mine = float(ours["mean"].iloc[0])
             ok = mine == float(rec["value"])
             results.append((ok, f"{rec.get('dataset', '')} {rec['metric']}: ours {mine:,.0f} "
                                 f"{'=' if ok else '≠'} published {float(rec['value']):,.0f}",
-                            (rec["metric"], str(rec.get("dataset", "")))))
-        return verdict_of(results, self.quantifier, "no count of ours beside a published one")
+                            unit_key(rec["metric"], {"dataset": rec.get("dataset", "")})))
+        return verdict_of(results, self.quantifier, "no count of ours beside a published one",
+                          expected=len(published))
 
     def neutral(self, labels):
         return pd.DataFrame(columns=["dataset", "metric", "mean"])
@@ -103,7 +104,7 @@ class LessAffectedByInput(Check):
                         + ", the ELSTM " + {True: "less", False: "not less",
                                             None: "less or not within the noise"}[less.holds]
                         + ")")
-                results.append((ok, text, (metric, str(model))))
+                results.append((ok, text, unit_key(metric, {"model": model})))
         return verdict_of(results, self.quantifier,
                           "no model with both cells run with both inputs (the paper gives a plot only)")
 
@@ -154,12 +155,16 @@ class PerUnit(Compare):
             units.setdefault(key, []).append(verdict)
         combined_units = []
         for key, verdicts in units.items():
-            ok = combined([part.decision for v in verdicts for part in v.parts])
+            inner = [part for v in verdicts for part in v.parts]
+            ok = combined([part.decision for part in inner])
+            if any((v.expected or 0) > len(v.parts) for v in verdicts):  # an opponent it names not run here
+                ok = ok.incomplete()
             name = ", ".join(map(str, key))
             said = {True: "yes", False: "no", None: "within the noise"}[ok.holds]
             combined_units.append((ok, f"{name}: {name_of(self.better)} beats {name_of(self.than)}: {said} — "
-                                       + "; ".join(part.detail.split(": ", 1)[-1] for v in verdicts for part in v.parts),
-                                   tuple(map(str, key))))
+                                       + "; ".join(part.detail.split(": ", 1)[-1] for part in inner),
+                                   unit_key(",".join(self.metrics), dict(zip(per, map(str, key)))),
+                                   [part.key for part in inner]))
         verdict = verdict_of(combined_units, self.quantifier,
                              f"no {name_of(self.better)} beside {name_of(self.than)} to compare")
         if len(verdict.details) > len(combined_units):  # the units counted are macro models, not comparisons
@@ -197,7 +202,8 @@ class InSomeUnit(Compare):
                                     f"{format_value(rec['mean_l'], metric)} = {format_value(rec['adv'], metric, True)} "
                                     f"{said} {format_value(self.margin, metric, True)} ({metric})"
                                     + (noise_text(spread, metric) if context.weighs_noise else ""),
-                                (metric, *(str(rec[u]) for u in units), vs)))
+                                unit_key(metric, {**{u: rec[u] for u in units},
+                                                  **{c: rec[c] for c in rec if c.startswith(("me_", "vs_"))}})))
         verdict = verdict_of(results, SOME, f"no {name_of(self.better)} beside {name_of(self.than)} to compare")
         if len(verdict.details) > len(results):  # the count of verdict_of heads the details
             verdict.details[0] = f"in at least one of {len(results)} comparisons: " + verdict.details[0]
@@ -234,12 +240,13 @@ class SomeAbovePublished(Check):
                     context.noise(metric, [rec], seeds_only=self.seeds_only)
                 ok = decide(rec["mean"] - bound, spread, context)
                 units.setdefault(key, []).append(
-                    (ok, f"{format_value(rec['mean'], metric)} {dict([(True, '>'), (False, '≤'), (None, '≈')])[ok.holds]} "
+                    (ok, unit_key(metric, dict(zip(per, key))), f"{format_value(rec['mean'], metric)} {dict([(True, '>'), (False, '≤'), (None, '≈')])[ok.holds]} "
                          f"{name_of(self.than)} {format_value(bound, metric)} ({metric})"
                          + (noise_text(spread, metric) if context.weighs_noise else "")))
         if not units:
             return Verdict(None, [f"no {name_of(self.where)} rows"])
-        results = [(combined([ok for ok, _ in parts]), ", ".join(key) + ": " + "; ".join(d for _, d in parts), key)
+        results = [(combined([ok for ok, _, _ in parts]), ", ".join(key) + ": " + "; ".join(d for _, _, d in parts),
+                    unit_key(",".join(self.metrics), dict(zip(per, key))), [k for _, k, _ in parts])
                    for key, parts in units.items()]
         verdict = verdict_of(results, SOME, f"no {name_of(self.where)} rows")
         if len(verdict.details) > len(results):  # the count of verdict_of heads the details
@@ -296,7 +303,7 @@ class NotPeakAt(Check):
                 results.append((ok, f"{name}: {dim} {me[dim]} {format_value(me['mean'], metric)}, largest elsewhere "
                                     f"{dim} {top[dim]} {format_value(top['mean'], metric)} ({metric}; a peak at "
                                     f"{me[dim]}: {dict([(True, 'no'), (False, 'yes'), (None, 'within the noise')])[ok.holds]})",
-                                (metric, *map(str, key if isinstance(key, tuple) else (key,)))))
+                                unit_key(metric, dict(zip(units, key if isinstance(key, tuple) else (key,))))))
         return verdict_of(results, self.quantifier, f"no {name_of(self.at)} beside other values")
 
     def set_peak(self, frame, peak: bool):
@@ -333,8 +340,11 @@ class SameAsPublished(Check):
                     continue
                 ok = float(rec["mean"]) == published
                 results.append((ok, f"{name_of(labels)}: ours {rec['mean']:,.0f} {'=' if ok else '≠'} "
-                                    f"published {published:,.0f} ({metric})", (metric, *map(str, labels.values()))))
-        return verdict_of(results, self.quantifier, "no count of ours beside a published one")
+                                    f"published {published:,.0f} ({metric})", unit_key(metric, labels)))
+        counts = context.published[context.published["metric"].isin(self.metrics)] if len(context.published) else []
+        # every count the paper gives is one the sentence covers: one ours lacks is not run
+        return verdict_of(results, self.quantifier, "no count of ours beside a published one",
+                          expected=len(select(counts, self.where)) if len(counts) else None)
 
     def shifted(self, frame, context, shift: float):
         frame = frame.copy()
@@ -402,7 +412,7 @@ class LargerGainIn(Check):
                                         f"{format_value(gb, metric, True)} ({metric}; ahead of the best of "
                                         f"{name_of(self.than)})"
                                         + (noise_text(spread, metric) if context.weighs_noise else ""),
-                                    (metric, str(a), str(b))))
+                                    unit_key(metric, {"model": a, "vs_model": b})))
         return verdict_of(results, self.quantifier, f"no {self.models} beside another macro model")
 
     def built(self, frame, larger: bool):

@@ -6,6 +6,7 @@ is computed from two) and "almost the same" (:class:`Close`), Fig. 2's convergen
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -13,10 +14,11 @@ import pandas as pd
 
 from ...labels import CELL_ORDER, natural_key, ordered
 from ...metrics.formats import format_value
-from ..kinds.base import NEUTRAL, PAPER_CHECKS, Check
+from ..kinds.base import NEUTRAL, NEUTRAL_SEEDS, PAPER_CHECKS, Check
 from ..kinds.compare import Compare
+from ..inference import EXACT, Estimate
 from ..noise import ONE_SEED, combined, decide, noise_text, spread_of, with_spread_columns, within
-from ..selection import name_of, pair_side, select, unit_name
+from ..selection import name_of, pair_side, select, unit_key, unit_name
 from ..verdict import Verdict, verdict_of
 
 
@@ -81,15 +83,16 @@ class GeneralizesBetter(Check):
                 results.append((ok, f"gap V − T of {cell_name(mine)} {gaps[mine]:+.2f} {said} "
                                     f"{cell_name(other)} {gaps[other]:+.2f}"
                                     + (noise_text(noise, self.dev) if context.weighs_noise else ""),
-                                ("gap", mine, other)))
+                                unit_key("gap", {"cell": mine, "vs_cell": other})))
         if self.best is not None and self.best in gaps:
-            ok = combined([decide(gaps[self.best] - gaps[c], spread(self.best, c), context)
-                           for c in gaps if c != self.best])
+            others = [c for c in gaps if c != self.best]
+            ok = combined([decide(gaps[self.best] - gaps[c], spread(self.best, c), context) for c in others])
             results.append((ok, f"{cell_name(self.best)} has "
                                 f"{ {True: 'the', False: 'not the', None: 'within the noise the'}[ok.holds]} largest gap",
-                            ("largest gap", self.best)))
+                            unit_key("largest gap", {"cell": self.best}),
+                            [unit_key("largest gap", {"cell": self.best, "vs_cell": c}) for c in others]))
         verdict = verdict_of(results, self.quantifier, "")
-        return Verdict(verdict.holds, [f"gaps V − T: {text}", *verdict.details], verdict.open)
+        return replace(verdict, details=[f"gaps V − T: {text}", *verdict.details])
 
     def with_gaps(self, frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
         """``frame`` with every test NLL at its neutral value and the dev NLL above it by a gap
@@ -149,8 +152,8 @@ class Close(Check):
                                        f" ({ONE_SEED})" if noise is None else " (exact)" if noise.exact else
                                        f" (± {100 * noise.quantile() * noise.se:.2f} %, 90 % interval"
                                        + (f", {noise.note}" if noise.note else "") + ")"),
-                                (metric, *(str(rec[c]) for c in [*units, *sorted(c for c in rec
-                                                                             if c.startswith(("me_", "vs_")))]))))
+                                unit_key(metric, {c: rec[c] for c in [*units, *(c for c in rec
+                                                                               if c.startswith(("me_", "vs_")))]})))
         return verdict_of(results, self.quantifier, f"no {name_of(self.a)} beside {name_of(self.b)}")
 
     def example(self, frame, context):
@@ -224,8 +227,8 @@ class ConvergenceGap(Check):
             if len(records) < 2:
                 continue
             gaps = [factor * (r["mean_l"] - r["mean_w"]) for r in records]
-            spreads = []
-            rises = []
+            spreads, rises, keys = [], [], []
+            unit = dict(zip(rest, key if isinstance(key, tuple) else (key,)))
             for i in range(1, len(records)):
                 before, after = records[i - 1], records[i]
                 noise = context.noise_of(metric, [(factor, pair_side(after, "l")), (-factor, pair_side(after, "w")),
@@ -242,6 +245,7 @@ class ConvergenceGap(Check):
                     # larger gap is not shown (the true gap may have been larger already)
                     ok = replace(ok, holds=None, p_holds=1.0)
                 rises.append(ok)
+                keys.append(unit_key(metric, {**unit, self.along: f"{before[self.along]}-{after[self.along]}"}))
             ok = combined(rises)
             label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
             shown_ = ", ".join(f"{self.along}={r[self.along]}: {g:+.2f}" if length else f"{self.along}={r[self.along]}: "
@@ -253,7 +257,7 @@ class ConvergenceGap(Check):
                                 + (f"; {name_of(self.than)} never below the baseline at {self.along}="
                                    f"{', '.join(censored)}" if censored else "")
                                 + ("" if not context.weighs_noise or all(spreads) else f" ({ONE_SEED})"),
-                            (metric, *map(str, key if isinstance(key, tuple) else (key,)))))
+                            unit_key(metric, unit), keys))
         return verdict_of(results, self.quantifier, f"no unit with two values of {self.along}")
 
     def set_values(self, frame, context, growing: bool):
@@ -328,19 +332,21 @@ class NoSignificantDifference(Check):
                 results.append((ok, f"{unit_name(rec, units)}: {name_of(self.a)} {format_value(rec['mean_w'], metric)} "
                                     f"vs {name_of(self.b)} {format_value(rec['mean_l'], metric)} ({metric}): {said}"
                                     + (noise_text(noise, metric) if noise is not None and context.weighs_noise else ""),
-                                (metric, *(str(rec[c]) for c in [*units, *sorted(c for c in rec if c.startswith("vs_"))]))))
+                                unit_key(metric, {c: rec[c] for c in [*units, *(c for c in rec
+                                                                               if c.startswith(("me_", "vs_")))]})))
         verdict = verdict_of(results, self.quantifier, f"no {name_of(self.a)} beside {name_of(self.b)}")
         if verdict.holds is None and results and not context.weighs_noise:
             return Verdict(None, verdict.details, "cannot be judged")
         return verdict
 
     def example(self, frame, context):
-        """``a`` and ``b`` equal, with no spread: no difference at all."""
-        frame = frame.copy()
+        """``a`` and ``b`` equal and exact: no difference at all."""
+        frame = frame.assign(n=frame["n"].astype(float)) if "n" in frame else frame.copy()
         for metric in self.metrics:
             a, b = self.picked(frame, metric, self.a), self.picked(frame, metric, self.b)
             frame.loc[a.union(b), "mean"] = NEUTRAL
             frame.loc[a.union(b), "std"] = 0.0
+            frame.loc[a.union(b), "n"] = math.inf
         return frame
 
     def counterexample(self, frame, context):
@@ -349,6 +355,7 @@ class NoSignificantDifference(Check):
         for metric in self.metrics:
             a, b = self.picked(frame, metric, self.a), self.picked(frame, metric, self.b)
             frame.loc[a.union(b), "std"] = 1.0
+            frame.loc[a.union(b), "n"] = NEUTRAL_SEEDS
             frame.loc[a, "mean"] = NEUTRAL + 100.0 + 10 * self.tolerance_of(metric)
         return frame
 
@@ -391,7 +398,9 @@ class Overfitting(Check):
                 continue
             drop = by[self.drop]
             rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
-            noise = spread_of(drop)
+            # a drop is never negative: every run ending at its peak (drop 0 in every seed) is exact,
+            # not a spread the seeds failed to measure
+            noise = Estimate(0.0, 0.0, source=EXACT) if drop["mean"] == 0 and drop["std"] == 0 else spread_of(drop)
             still = "peak_epoch" in by and "epochs" in by and by["peak_epoch"]["mean"] >= by["epochs"]["mean"]
             if still:
                 ok = None
@@ -409,7 +418,7 @@ class Overfitting(Check):
                                 + (f", peak at epoch {by['peak_epoch']['mean']:g} of {by['epochs']['mean']:g}"
                                    if "peak_epoch" in by and "epochs" in by else "") + ")"
                                 + (noise_text(noise, "dev_bleu") if context.weighs_noise else ""),
-                            (self.drop, *map(str, rec.values()))))
+                            unit_key(self.drop, rec)))
         if not results:
             return Verdict(None, [f"no validation curve of {name_of(self.cells)}"])
         verdict = verdict_of(results, self.quantifier, "")
@@ -422,6 +431,8 @@ class Overfitting(Check):
         frame.loc[self.picked(frame, "peak_epoch", self.cells), "mean"] = 3.0
         frame.loc[self.picked(frame, "epochs", self.cells), "mean"] = 6.0
         frame.loc[self.picked(frame, self.drop, self.cells), "mean"] = 2.0 if falls else 0.0
+        if not falls:  # every seed's curve ends at its peak
+            frame.loc[self.picked(frame, self.drop, self.cells), "std"] = 0.0
         return frame
 
     def example(self, frame, context):

@@ -25,7 +25,7 @@ from ..kinds.compare import Compare
 from ..kinds.within import Within
 from ..combine import SOME
 from ..noise import combined, decide, noise_text, spread_of, within
-from ..selection import name_of, pair_side, select, unit_name
+from ..selection import name_of, pair_side, select, unit_key, unit_name
 from ..verdict import Verdict, verdict_of
 
 #: The gated models of the ablation: the LSTM and the two without the S-RNN.
@@ -64,7 +64,8 @@ class WithinShare(Within):
                                     f"{ {True: '≤', False: '>', None: '≈'}[ok.holds]} {self.share:.1%} of {vs} = "
                                     f"{format_value(tolerance, metric, True).lstrip('+')} ({metric})"
                                     + (noise_text(spread, metric) if context.weighs_noise else ""),
-                                (metric, *(str(rec[c]) for c in [*units, *sorted(c for c in rec if c.startswith("vs_"))]))))
+                                unit_key(metric, {c: rec[c] for c in [*units, *(c for c in rec
+                                                                               if c.startswith(("me_", "vs_")))]})))
         return verdict_of(results, self.quantifier, f"no {name_of(self.a)} beside {name_of(self.b)}")
 
     def example(self, frame, context):
@@ -106,8 +107,9 @@ class InSome(Compare):
             if not verdict.parts:
                 continue  # nothing to compare in this unit
             ok = combined([part.decision for part in verdict.parts])
-            key = tuple(map(str, key if isinstance(key, tuple) else (key,)))
-            results.append((ok, "; ".join(part.detail for part in verdict.parts), key))
+            key = key if isinstance(key, tuple) else (key,)
+            results.append((ok, "; ".join(part.detail for part in verdict.parts),
+                            unit_key(",".join(self.metrics), dict(zip(units, key))), [p.key for p in verdict.parts]))
         verdict = verdict_of(results, SOME, f"no {name_of(self.better)} beside {name_of(self.than)} to compare")
         if results:
             verdict.details.insert(0, f"in at least one of {len(results)} unit(s):")
@@ -156,8 +158,10 @@ class GatedGapSmall(Check):
                 lstm, gates = records["lstm"], records["lstm_minus_gates"]
                 gap = abs(lstm["mean"] - gates["mean"])
                 pairs = [(x, y) for x, y in combinations(gated, 2) if not self.against or self.against in (x, y)]
-                oks, worst = [], None
+                oks, worst, keys = [], None, []
+                rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
                 for x, y in pairs:
+                    keys.append(unit_key(metric, {**rec, "cell": x, "vs_cell": y}))
                     difference = abs(records[x]["mean"] - records[y]["mean"])
                     sg = self.ratio * math.copysign(1.0, lstm["mean"] - gates["mean"])
                     sd = math.copysign(1.0, records[x]["mean"] - records[y]["mean"])
@@ -167,7 +171,6 @@ class GatedGapSmall(Check):
                     if worst is None or difference > worst[0]:
                         worst = (difference, x, y)
                 ok = combined(oks)
-                rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
                 which = "from the LSTM" if self.against else "among the gated models"
                 results.append((ok, f"{unit_name(rec, units)}: largest difference {which} "
                                     f"{format_value(worst[0], metric, True).lstrip('+')} ({worst[1]} vs {worst[2]}) "
@@ -175,7 +178,7 @@ class GatedGapSmall(Check):
                                     f"{format_value(gap, metric, True).lstrip('+')} ({metric})"
                                     + (noise_text(context.noise(metric, [lstm], [gates], self.seeds_only), metric)
                                        if context.weighs_noise else ""),
-                                (metric, *map(str, rec.values()))))
+                                unit_key(metric, rec), keys))
         return verdict_of(results, self.quantifier, "no LSTM, −GATES and another gated model side by side")
 
     def values(self, frame, spoil: bool):
@@ -231,7 +234,7 @@ class DropBetween(Check):
                                     f"({format_value(self.low, metric, True).lstrip('+')}, "
                                     f"{format_value(self.high, metric, True).lstrip('+')}) ({metric})"
                                     + (noise_text(spread, metric) if context.weighs_noise else ""),
-                                (metric, *(str(rec[u]) for u in units))))
+                                unit_key(metric, {u: rec[u] for u in units})))
         return verdict_of(results, self.quantifier, f"no {name_of(self.better)} beside {name_of(self.than)}")
 
     def values(self, frame, drop: float):
@@ -279,7 +282,8 @@ class DiagonalLargest(Check):
         units = [c for c in label_columns(rows) if c not in self.POSITION_LABELS]
         results = []
         for key, group in (rows.groupby(units, sort=False) if units else [((), rows)]):
-            decisions, shown = [], []
+            decisions, shown, keys = [], [], []
+            rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
             for t, column in group.groupby("t", sort=False):
                 diagonal = column[column["j"] == t]
                 others = column[column["j"] != t]
@@ -289,6 +293,7 @@ class DiagonalLargest(Check):
                 ok = decide(float(diagonal["mean"].iloc[0]) - float(top["mean"]),
                             spread_of(diagonal.iloc[0].to_dict(), top.to_dict()), context)
                 decisions.append(ok)
+                keys.append(unit_key("weight_norm", {**rec, "t": t}))
                 if ok.holds is False:
                     word = f" ({column['word_t'].iloc[0]!r})" if "word_t" in column else ""
                     shown.append(f"t={t}{word}: j={top['j']} {float(top['mean']):.3f} ≥ {float(diagonal['mean'].iloc[0]):.3f}")
@@ -297,12 +302,11 @@ class DiagonalLargest(Check):
             columns = len(decisions)
             failed = sum(d.holds is False for d in decisions)
             undecided = sum(d.holds is None for d in decisions)
-            rec = dict(zip(units, key if isinstance(key, tuple) else (key,)))
             results.append((combined(decisions),
                             f"{unit_name(rec, units)}: the diagonal is the largest in {columns - failed - undecided} "
                             f"of {columns} columns" + (f" (not in {'; '.join(shown[:3])})" if shown else "")
                             + (f", within the noise in {undecided}" if undecided else ""),
-                            ("weight_norm", *map(str, rec.values()))))
+                            unit_key("weight_norm", rec), keys))
         return verdict_of(results, self.quantifier, "no heat map (the paper shows its maps as pictures only)")
 
     def values(self, frame, spoil: bool):
