@@ -566,3 +566,45 @@ def test_a_named_opponent_not_run_is_not_covered():
             result = judge_claim(claim, "table5", ours, paper, paper.rename(columns={"mean": "value"}), "mini")
             assert result.ours.holds is None and result.ours.status.startswith("partial"), \
                 (check["kind"], len(paper), result.ours.status, result.ours.details[:2])
+
+
+def test_consistent_needs_every_comparison_to_contain_the_papers_value():
+    """"Consistent with the published numbers" asks every comparison of ours, held and refuted ones
+    too, to contain the paper's value in its interval, not only the open ones."""
+    import pandas as pd
+
+    from rnnrepro.claims import judge_claim
+
+    paper = {"lstm": 0.90, "lstm_minus_gates": 0.88, "lstm_minus_srnn": 0.895}
+    published = pd.DataFrame([{"cell": c, "metric": "test_accuracy", "mean": v, "std": math.nan, "n": math.nan}
+                              for c, v in paper.items()])
+    claim = {"quote": "little to no difference", "where": "Sec. 4",
+             "check": {"kind": "within", "metric": "test_accuracy", "a": {"cell": ["lstm_minus_gates", "lstm_minus_srnn"]},
+                       "b": {"cell": "lstm"}, "tolerance": 0.02}}
+    wide = summary([{"cell": c, "mean": v, "std": 0.02, "n": 3.0} for c, v in paper.items()])
+    result = judge_claim(claim, "table1", wide, published, published.rename(columns={"mean": "value"}), "mini")
+    assert result.ours.status == "consistent with the published numbers", result.ours.details
+    # −S-RNN 1.5 points from the LSTM, held within 2 points but far from the paper's 0.5, −GATES open:
+    # only the open comparison contains the paper's value (the old rule's "consistent")
+    apart = wide.copy()
+    apart.loc[apart["cell"] == "lstm_minus_srnn", ["mean", "std"]] = [0.885, 0.0001]
+    apart.loc[apart["cell"] == "lstm", "std"] = 0.0001
+    result = judge_claim(claim, "table1", apart, published, published.rename(columns={"mean": "value"}), "mini")
+    assert result.ours.status == "inconclusive at this scale", (result.ours.status, result.ours.details)
+
+
+def test_significance_on_printed_numbers_holds_in_sign_only():
+    """A sentence about significance holds "in sign" on the published numbers, even where the paper
+    prints a spread: no test is run on printed numbers."""
+    import pandas as pd
+
+    from rnnrepro.claims import judge_claim
+
+    published = pd.DataFrame([{"cell": "pru_plus", "metric": "test_bleu", "mean": 20.0, "std": 0.1, "n": 5.0},
+                              {"cell": "lstm", "metric": "test_bleu", "mean": 19.0, "std": 0.1, "n": 5.0}])
+    claim = {"quote": "significantly better", "where": "Sec. 4",
+             "check": {"kind": "compare", "metric": "test_bleu", "better": {"cell": "pru_plus"}, "than": {"cell": "lstm"},
+                       "significant": True}}
+    result = judge_claim(claim, "table4", published.iloc[0:0], published, published.rename(columns={"mean": "value"}),
+                         "mini")
+    assert result.published.status == "holds in sign"
