@@ -75,3 +75,16 @@ def test_benchmark_script_exits_0_on_cuda_without_cuda():
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().count("\n") == 0 and "CUDA is not available" in done.stdout
+
+
+def test_wide_pack_benchmark_checks_its_member_and_prints_a_row_per_width(capsys):
+    """``benchmarks/bench_wide_pack.py``: a member of the wide step computes what ``nn.LSTM`` with its
+    weights computes (loss and gradients, float64), and each width gets a row (tiny sizes, CPU)."""
+    spec = importlib.util.spec_from_file_location("bench_wide_pack", BENCHMARK.parent / "bench_wide_pack.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.check_against_nn_lstm() < 1e-12
+    bench.main(["--widths", "1", "3", "--ways", "eager", "graph", "--steps", "1", "--hidden", "4", "--T", "3",
+                "--batch", "2", "--threads", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "eager" in line]
+    assert [row.split("|")[1].strip() for row in rows] == ["1", "3"]  # graph: CUDA only, left out here
