@@ -59,16 +59,22 @@ class Compare(Check):
             return ""
         return f" (margin {self.margin:.1%} of it)" if self.relative else f" (margin {format_value(self.margin, metric, True)})"
 
-    def absent(self, rows: pd.DataFrame) -> list[str]:
-        """The values ``better`` and ``than`` name (``{cell: [lstm, gru]}``) that no row has: the
-        sentence compares them, so a claim without them is not covered."""
+    def absent(self, rows: pd.DataFrame, units: list[str]) -> list[str]:
+        """The values a selector lists (``than: {cell: [lstm, gru]}``) that a unit lacks where both
+        sides were run: the sentence compares each of them in every unit, so a claim without one is
+        not covered ("beats LSTM and GRU" with no GRU run)."""
+        listed = [(side, label, v) for side in (self.better, self.than) for label, value in side.items()
+                  if isinstance(value, list) for v in options(value)]
         out = []
-        for selector in (self.better, self.than):
-            for label, value in selector.items():
-                if isinstance(value, str) and (value in ("min", "max") or value.startswith(("<", ">"))):
-                    continue
-                present = set(rows[label].astype(str)) if label in rows else set()
-                out += [f"{label}={v}" for v in options(value) if v not in present]
+        for key, group in (rows.groupby(units, sort=False) if units else [((), rows)]):
+            mine, theirs = select(group, self.better), select(group, self.than)
+            if mine.empty or theirs.empty:
+                continue
+            unit = unit_name(dict(zip(units, key if isinstance(key, tuple) else (key,))), units)
+            for side, label, v in listed:
+                present = select(group, {k: w for k, w in side.items() if k != label})
+                if label not in present or v not in set(present[label].astype(str)):
+                    out.append(f"{label}={v}" + (f" ({unit})" if units else ""))
         return out
 
     def judge(self, frame, context):
@@ -78,10 +84,9 @@ class Compare(Check):
             pairs, units = self.pairs(rows)
             if pairs.empty:
                 continue
-            gone = self.absent(rows)
-            if gone:  # each unit lacks a comparison per value not run
-                absent += [g for g in gone if g not in absent]
-                missing += len(gone) * max(1, len(pairs.drop_duplicates(subset=units)) if units else 1)
+            gone = self.absent(rows, units)
+            absent += [g for g in gone if g not in absent]
+            missing += len(gone)  # a comparison per value a unit lacks
             pairs = pairs.assign(adv=self.advantage(metric, pairs))
             fixed = constant_labels(rows)
             for rec in pairs.to_dict("records"):
