@@ -34,6 +34,7 @@ localrules:
     fetch_dataset,
     prepare_dataset,
     aggregate,
+    baselines,
     plan,
     summarise,
     index,

@@ -25,12 +25,13 @@ class StudyInputs:
     verdicts: str | None = None  # the summary's verdicts (the report reads them; the summary writes them)
     test_items: str | None = None  # the runs' test items (the summary's paired bootstrap)
     paper_cost: str | None = None  # the paper scale's cost plan, when measured (what deciding costs there)
+    baselines: str | None = None  # the trivial baselines of the study's tasks on the same splits (controls)
 
     @classmethod
     def from_mapping(cls, named: Mapping[str, object]) -> "StudyInputs":
         """From the workflow's named inputs (``snakemake.input``, or the report's ``inputs``
-        parameter): plan, table, curves, provenance, published (a list), verdicts, test_items, and one
-        ``analysis_<artifact>`` per analysis."""
+        parameter): plan, table, curves, provenance, published (a list), verdicts, test_items,
+        baselines, and one ``analysis_<artifact>`` per analysis."""
         def one(value):
             return str(value[0]) if isinstance(value, (list, tuple)) else str(value)
 
@@ -42,12 +43,14 @@ class StudyInputs:
                              if key.startswith(ANALYSIS_INPUT)},
                    verdicts=one(named["verdicts"]) if named.get("verdicts") else None,
                    test_items=one(named["test_items"]) if named.get("test_items") else None,
-                   paper_cost=one(named["paper_cost"]) if named.get("paper_cost") else None)
+                   paper_cost=one(named["paper_cost"]) if named.get("paper_cost") else None,
+                   baselines=one(named["baselines"]) if named.get("baselines") else None)
 
     def as_parameters(self) -> dict[str, object]:
         """The same mapping as plain data (the report notebook's ``inputs`` parameter)."""
         named = {"plan": self.plan, "table": self.table, "curves": self.curves, "provenance": self.provenance,
                  "published": list(self.published),
                  **{f"{ANALYSIS_INPUT}{artifact}": path for artifact, path in self.analyses.items()}}
-        optional = {"verdicts": self.verdicts, "test_items": self.test_items, "paper_cost": self.paper_cost}
+        optional = {"verdicts": self.verdicts, "test_items": self.test_items, "paper_cost": self.paper_cost,
+                    "baselines": self.baselines}
         return {**named, **{name: path for name, path in optional.items() if path}}

@@ -18,3 +18,19 @@ rule aggregate:
         LAYOUT.log("aggregate", "{study}"),
     script:
         "../scripts/aggregate.py"
+
+
+# Per study, what a model that learns nothing scores on the same splits as its runs (each task's
+# trivial baselines): the controls the claims are judged beside (rnnrepro.claims.regime).
+rule baselines:
+    input:
+        unpack(study_task_data),
+        code=TASK_CODE,
+    output:
+        LAYOUT.table("{study}", "baselines"),
+    params:
+        uses=study_task_uses,
+    log:
+        LAYOUT.log("baselines", "{study}"),
+    script:
+        "../scripts/baselines.py"

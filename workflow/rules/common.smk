@@ -48,6 +48,8 @@ CLAIMS_CODE = sorted([*(str(p) for p in (SOURCE / "claims").rglob("*.py")),
                                                         "study_metrics.py", "study_inputs.py", "config_check.py", "registry.py",
                                                         "atomic.py", "tasks/reversal.py"))])
 REPORT_CODE = sorted(str(p) for p in (SOURCE / "report").rglob("*.py"))
+# The code that computes the tasks' trivial baselines (the baselines rule): the tasks package.
+TASK_CODE = sorted(str(p) for p in (SOURCE / "tasks").rglob("*.py"))
 
 
 wildcard_constraints:
@@ -136,6 +138,22 @@ def study_uses(wildcards):
 
 
 @rule_function
+def study_task_uses(wildcards):
+    """Every (artifact, labels) of a study's runs with the run's task and prepared data: what the
+    baselines rule computes each task's trivial baselines from."""
+    return [{"artifact": artifact, "labels": use.labels, "task": RUNS[use.folder]["task"],
+             "data": prepared_file(key) if (key := dataset_of(use.folder)) else None}
+            for artifact, use in STUDIES[wildcards.study].uses()]
+
+
+@rule_function
+def study_task_data(wildcards):
+    """The prepared datasets a study's tasks read (ancient: their content identity is in the runs')."""
+    keys = sorted({key for _, use in STUDIES[wildcards.study].uses() if (key := dataset_of(use.folder))})
+    return {"data": [ancient(prepared_file(key)) for key in keys]}
+
+
+@rule_function
 def study_metrics(wildcards):
     """metrics.json of every run of a study (its pack's or bundle's record for a run trained in one)."""
     return sorted({trained_output(folder, "metrics.json") for folder in STUDIES[wildcards.study].runs})
@@ -202,7 +220,7 @@ def study_inputs(wildcards):
     paper_cost = Layout(config["results"], "paper").cost()
     return {"plan": LAYOUT.plan(study), "table": LAYOUT.table(study, "runs"),
             "curves": LAYOUT.table(study, "curves"), "provenance": LAYOUT.table(study, "provenance"),
-            "test_items": LAYOUT.items(study),
+            "test_items": LAYOUT.items(study), "baselines": LAYOUT.table(study, "baselines"),
             "published": published_values(wildcards),
             # the paper scale's cost plan, when measured: what the seeds that decide a claim cost there
             **({"paper_cost": paper_cost} if Path(paper_cost).exists() else {}),
