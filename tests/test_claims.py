@@ -16,6 +16,7 @@ import pytest
 from rnnrepro import tables
 from rnnrepro.analyses import ANALYSES, run_analysis
 from rnnrepro.claims import Context, build_check
+from rnnrepro.claims.kinds import NEUTRAL
 from rnnrepro.labels import label_columns, with_text_labels
 from rnnrepro.studies import load_study, study_names, study_schema_of
 
@@ -58,14 +59,30 @@ def label_template(study: str, artifact: str, tmp_path) -> pd.DataFrame:
     return published.drop_duplicates().reset_index(drop=True)
 
 
+def baselines_named(spec) -> set[str]:
+    """The trivial baselines a check's bounds name (``{baseline: mean, ...}``), anywhere in its spec."""
+    if isinstance(spec, dict):
+        return ({spec["baseline"]} if isinstance(spec.get("baseline"), str) else set()) | \
+            {name for value in spec.values() for name in baselines_named(value)}
+    return {name for value in spec for name in baselines_named(value)} if isinstance(spec, list) else set()
+
+
+def neutral_baselines(check, labels: pd.DataFrame, names: set[str]) -> pd.DataFrame:
+    """Each named baseline of every metric the check reads (and dev_mse, the level of a curve) at
+    the neutral value, over ``labels``."""
+    metrics = sorted({*check.metrics, "dev_mse"})
+    frames = [labels.assign(baseline=name, metric=metric, value=NEUTRAL) for name in names for metric in metrics]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 @pytest.mark.parametrize("study, artifact, index", list(claims()))
 def test_claim_check_can_hold_and_can_fail(study, artifact, index, tmp_path):
     spec = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
     claim = spec.claims[index]
     check = build_check(claim["check"])
     published = tables.rows_of(tables.load_published(REPO / "reports" / "published", study), artifact)
-    context = Context(published, "paper")
     labels = label_template(study, artifact, tmp_path)
+    context = Context(published, "paper", baselines=neutral_baselines(check, labels, baselines_named(claim["check"])))
     assert len(labels), "no labels to build data on"
     neutral = check.neutral(labels)
     if spec.analysis is not None and not (spec.runs or spec.reads):  # a pure computation: exact, as StudyData.ours

@@ -30,6 +30,7 @@ from .kinds.base import Check
 from .kinds.build import AllOf, build_check
 from .noise import BY_ITEMS, Context
 from .power import what_decides
+from .regime import NOT_IN_REGIME, RegimeCheck
 from .selection import same_unit
 from .verdict import (CONSISTENT, IN_SIGN, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD, PARTIAL, STATUS, ClaimResult, Part,
                       Verdict)
@@ -40,14 +41,18 @@ NO_NUMBERS = "the paper gives no numbers for it"
 
 def judge_claim(claim: Mapping[str, Any], artifact: str, ours: pd.DataFrame, published: pd.DataFrame,
                 published_rows: pd.DataFrame, scale: str, items: Mapping[str, SplitItems] | None = None,
-                policy: str = BY_ITEMS, reference: Mapping[str, Arm] | None = None) -> ClaimResult:
+                policy: str = BY_ITEMS, reference: Mapping[str, Arm] | None = None,
+                regime: RegimeCheck | None = None, baselines: pd.DataFrame | None = None) -> ClaimResult:
     """Both verdicts of one claim (see the module's docstring). ``items``: our runs' test items,
     for the paired bootstrap of single trained models; ``policy`` and ``reference``: the
-    artifact's noise policy and seed spreads (:class:`~.noise.Context`)."""
+    artifact's noise policy and seed spreads (:class:`~.noise.Context`); ``regime``: whether our
+    models reached the regime the paper studied (:mod:`.regime`); ``baselines``: the trivial
+    baselines of the artifact's tasks on the same splits (a bound a check may read)."""
     check = build_check(claim["check"])
     needs = claim.get("needs_scale")
     cannot = needs and scale in SCALES and SCALES.index(scale) < SCALES.index(needs)
-    context = Context(published_rows, scale, items or {}, policy, reference or {})
+    context = Context(published_rows, scale, items or {}, policy, reference or {},
+                      baselines if baselines is not None else pd.DataFrame())
     on_published, on_ours = judge_pair(check, published, None if cannot or not len(ours) else ours,
                                        Context(published_rows, None), context)
     if on_published.holds is True and any_significance(claim["check"]):
@@ -60,9 +65,23 @@ def judge_claim(claim: Mapping[str, Any], artifact: str, ours: pd.DataFrame, pub
     elif on_ours is None:
         on_ours = Verdict(None, ["not run"], to_decide="run its units")
     else:
-        on_ours = with_what_decides(about_models(consistent(on_ours, on_published)))
+        on_ours = in_regime(with_what_decides(about_models(consistent(on_ours, on_published))), regime)
     return ClaimResult(artifact, claim["quote"], claim["where"], claim.get("reading", ""), on_published, on_ours,
                        claim.get("basis", ""), claim.get("note", ""))
+
+
+def in_regime(ours: Verdict, regime: RegimeCheck | None) -> Verdict:
+    """A verdict on models that did not reach the regime the paper studied is its own outcome,
+    :data:`~.regime.NOT_IN_REGIME`, with ours, the baselines and the paper's values, and what the
+    verdict would read on these models; one whose regime could not be read says so."""
+    if regime is None or regime.met is True:
+        return ours
+    if regime.met is None:
+        return replace(ours, details=[*ours.details, *regime.details])
+    said = f"not in the paper's regime ({regime.condition}" + (f"; {regime.basis}" if regime.basis else "") + ")"
+    return Verdict(None, [said, *regime.details, f"on these models it would read: {ours.status}", *ours.details],
+                   NOT_IN_REGIME, ours.parts, ours.quantifier, decision=ours.decision, expected=ours.expected,
+                   to_decide=regime.cost or "models that reach the paper's regime (a larger scale)", alpha=ours.alpha)
 
 
 def judge_pair(check: Check, published: pd.DataFrame, ours: pd.DataFrame | None, on_paper: Context,

@@ -103,15 +103,17 @@ def policy_of(summary: pd.DataFrame) -> str:
 class Context:
     """What a check may read besides its summary: the artifact's published rows (constants such
     as a baseline), the scale (None for the published numbers), our runs' test items (by run
-    name, for the paired bootstrap of :meth:`noise_of`), the artifact's noise ``policy`` and the
+    name, for the paired bootstrap of :meth:`noise_of`), the artifact's noise ``policy``, the
     seed spread its seeded arms measured per metric (``reference``, for single runs compared
-    with single runs under :data:`BY_SEEDS`)."""
+    with single runs under :data:`BY_SEEDS`) and the trivial baselines of its tasks on the same
+    splits (``baselines``: baseline, metric, value and the runs' labels)."""
 
     published: pd.DataFrame = field(default_factory=pd.DataFrame)
     scale: str | None = None
     items: Mapping[str, SplitItems] = field(default_factory=dict)
     policy: str = BY_ITEMS
     reference: Mapping[str, Arm] = field(default_factory=dict)
+    baselines: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def noise(self, metric: str, plus: Sequence[Row], minus: Sequence[Row] = (),
               seeds_only: bool = False) -> Estimate | None:

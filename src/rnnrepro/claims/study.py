@@ -27,6 +27,7 @@ from ..studies import Study, study_from_plan
 from ..study_inputs import ANALYSIS_INPUT, StudyInputs  # noqa: F401 (part of this module's interface)
 from .judge import judge_claim
 from .noise import policy_of, reference_spreads
+from .regime import RegimeCheck, check_regime
 from .verdict import ClaimResult
 
 D = TypeVar("D", bound="StudyData")
@@ -51,6 +52,7 @@ class StudyData:
     published_rows: pd.DataFrame
     verdicts: pd.DataFrame | None = None  # the summary's verdicts, one row per claim
     items: Mapping[str, SplitItems] = field(default_factory=dict)  # test items by run (paired bootstrap)
+    baselines: pd.DataFrame = field(default_factory=pd.DataFrame)  # trivial baselines per artifact (controls)
 
     @classmethod
     def load(cls: type[D], inputs: StudyInputs | Mapping[str, object]) -> D:
@@ -67,7 +69,9 @@ class StudyData:
                    curves=tables.load_table(inputs.curves),
                    provenance=tables.load_table(inputs.provenance, columns=("run",)),
                    published_rows=tables.load_published(inputs.published, study.name), verdicts=verdicts,
-                   items=load_study_items(tables.existing(inputs.test_items)) if inputs.test_items else {})
+                   items=load_study_items(tables.existing(inputs.test_items)) if inputs.test_items else {},
+                   baselines=tables.load_table(inputs.baselines, columns=("artifact", "baseline", "metric", "value"))
+                   if inputs.baselines else pd.DataFrame())
 
     @property
     def scale(self) -> str:
@@ -164,5 +168,40 @@ class StudyData:
             ours = ours[~ours["cell"].isin(self.study.extra_cells)]
         pub_rows = tables.rows_of(self.published_rows, artifact)
         policy, reference = policy_of(ours), reference_spreads(ours)  # one noise policy for the artifact
-        return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale, self.items, policy, reference)
+        baselines = self.baseline_rows(artifact)
+        regime = self.regime(artifact)
+        return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale, self.items, policy, reference,
+                            regime, baselines)
                 for claim in self.study.artifacts[artifact].claims]
+
+    def baseline_rows(self, artifact: str) -> pd.DataFrame:
+        """The trivial baselines of ``artifact``'s tasks on the same splits as its runs (labels,
+        baseline, metric, value); empty where there are none (an analysis, no baselines input)."""
+        rows = self.baselines
+        if rows.empty or "artifact" not in rows:
+            return pd.DataFrame(columns=["baseline", "metric", "value"])
+        return rows[rows["artifact"] == self.runs_artifact(artifact)].drop(columns="artifact")
+
+    def runs_artifact(self, artifact: str) -> str:
+        """The artifact whose trained models ``artifact`` shows: its own, ``runs_of``'s, or for an
+        analysis of trained models the first artifact it ``reads``."""
+        spec = self.study.artifacts[artifact]
+        reads = spec.spec.get("reads") or []
+        return spec.spec.get("runs_of") or (reads[0]["artifact"] if reads and not spec.runs else artifact)
+
+    def regime(self, artifact: str) -> RegimeCheck | None:
+        """Whether our models of ``artifact`` reached the regime the paper studied
+        (:mod:`.regime`), read on its own summary or, for an analysis, on the models it reads;
+        None where the artifact states no regime or has no numbers of ours."""
+        spec = self.study.artifacts[artifact].spec.get("regime")
+        if not spec:
+            return None
+        source = self.runs_artifact(artifact)
+        ours = self.ours(artifact)
+        if (ours.empty or spec["metric"] not in set(ours["metric"])) and source != artifact:
+            ours = self.ours(source)
+        if ours.empty:
+            return None
+        published = pd.concat([tables.rows_of(self.published_rows, name) for name in dict.fromkeys((artifact, source))],
+                              ignore_index=True)
+        return check_regime(spec, ours, self.baseline_rows(artifact), published)

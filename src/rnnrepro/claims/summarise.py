@@ -24,12 +24,13 @@ import pandas as pd
 from ..atomic import atomic_path
 from ..labels import label_columns
 from ..tables import shown_metrics
+from .regime import NOT_IN_REGIME
 from .study import StudyData, StudyInputs
 from .verdict import CONSISTENT, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD, PARTIAL, STATUS, ClaimResult
 
 #: The counts of an artifact's entry in ``verdicts/<study>.json`` beside its headline metric.
 BOOKKEEPING = ("claims", "hold_ours", "fail_ours", "inconclusive_ours", "partial_ours", "consistent_ours",
-               "models_ours", "hold_published")
+               "models_ours", "regime_ours", "hold_published")
 
 
 def what_decides(data: StudyData, artifact: str, result: ClaimResult) -> dict[str, object]:
@@ -95,6 +96,7 @@ def study_summary(data: StudyData) -> tuple[pd.DataFrame, dict, pd.DataFrame, pd
                  "partial_ours": sum(r.ours.status.startswith(PARTIAL) for r in results),
                  "consistent_ours": sum(r.ours.status == CONSISTENT for r in results),
                  "models_ours": sum(r.ours.status in (MODELS_HOLD, MODELS_FAIL) for r in results),
+                 "regime_ours": sum(r.ours.status == NOT_IN_REGIME for r in results),
                  "hold_published": sum(r.published.holds is True for r in results)}
         ours = data.ours(name)
         shown = (artifact.spec.get("show") or {}).get("metrics") or shown_metrics(ours, data.published(name))

@@ -179,6 +179,7 @@ class StudyReport(StudyData):
             display_markdown(f"*Your cell `{cell}` does not join this grid:* {reason}.")
         if comparison:
             self.show_comparison(artifact)
+        self.show_controls(artifact)
         if body is not None:
             body(self)
         results = self.judged(artifact)
@@ -205,6 +206,39 @@ class StudyReport(StudyData):
         if len(table):
             display_markdown("Ours (mean ± std over seeds) beside the published values:")
             display_table(table)
+
+    def controls(self, artifact: str) -> pd.DataFrame:
+        """The trivial baselines of ``artifact``'s tasks on the same splits as its runs, for display:
+        one row per baseline and task setting (labels that do not change the task left out), one
+        column per metric the artifact shows."""
+        rows = self.baseline_rows(artifact)
+        if rows.empty:
+            return pd.DataFrame()
+        show = self.study.artifacts[artifact].spec.get("show") or {}
+        metrics = show.get("metrics") or tables.shown_metrics(self.ours(artifact), self.published(artifact))
+        rows = rows[rows["metric"].isin(metrics)]
+        if rows.empty:
+            return pd.DataFrame()
+        labels = [c for c in rows.columns if c not in ("baseline", "metric", "value", "model", "cell")
+                  and rows[c].nunique() > 1]
+        table = rows.drop_duplicates(subset=[*labels, "baseline", "metric"]).pivot_table(
+            index=[*labels, "baseline"], columns="metric", values="value", aggfunc="first")
+        return table.reset_index().rename_axis(columns=None)
+
+    def show_controls(self, artifact: str) -> None:
+        """The trivial baselines beside ours and the paper's, and whether ours reached the regime
+        the paper studied (:mod:`rnnrepro.claims.regime`)."""
+        table = self.controls(artifact)
+        if len(table):
+            display_markdown("What a model that learns nothing scores on the same splits (trivial baselines):")
+            display_table(table)
+        regime = self.regime(artifact)
+        if regime is not None:
+            said = {True: "reached", False: "**not reached**: its claims are judged as not in the paper's regime",
+                    None: "cannot be read"}[regime.met]
+            display_markdown(f"**The paper's regime** ({regime.condition}" + (f"; {regime.basis}" if regime.basis else "")
+                             + f"): {said}. " + "; ".join(regime.details)
+                             + (f" *To reach it:* {regime.cost}" if regime.cost and regime.met is False else ""))
 
     def rest(self) -> None:
         """The default section of every artifact the notebook has not shown yet (so an artifact

@@ -16,11 +16,12 @@ import pandas as pd
 from ..atomic import atomic_path
 from ..claims.noise import NOISE_TEST
 from ..claims.summarise import BOOKKEEPING
+from ..claims.regime import NOT_IN_REGIME
 from ..claims.verdict import CONSISTENT, IN_SIGN, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD
 from ..metrics.formats import format_value
 
 STATUS_CLASS = {"holds": "holds", "does not hold": "fails", INCONCLUSIVE: "unsure", CONSISTENT: "unsure",
-                IN_SIGN: "unsure", MODELS_HOLD: "models", MODELS_FAIL: "models"}
+                IN_SIGN: "unsure", MODELS_HOLD: "models", MODELS_FAIL: "models", NOT_IN_REGIME: "regime"}
 
 
 def write_index(claims_csvs: Iterable[str | Path], metrics_jsons: Iterable[str | Path], out_html: str | Path,
@@ -54,7 +55,8 @@ def index_html(claims: pd.DataFrame, metrics: dict, scale: str) -> str:
     def tally(column: str) -> str:
         found = counts[column].value_counts()
         found = found.groupby(found.index.str.replace(r"^partial \(.*\)$", "partial", regex=True)).sum()
-        order = ["holds", "does not hold", MODELS_HOLD, MODELS_FAIL, INCONCLUSIVE, CONSISTENT, "partial", IN_SIGN]
+        order = ["holds", "does not hold", NOT_IN_REGIME, MODELS_HOLD, MODELS_FAIL, INCONCLUSIVE, CONSISTENT, "partial",
+                 IN_SIGN]
         shown = [f"{int(found[s])} {s}" for s in order if s in found]
         shown += [f"{int(n)} {s}" for s, n in found.items() if s not in order]
         return ", ".join(shown) or "none"
@@ -68,7 +70,9 @@ def index_html(claims: pd.DataFrame, metrics: dict, scale: str) -> str:
              f"80 % power and what they would cost, the units to run, or the scale; <em>partial</em> means units "
              f"the sentence covers were not run. A verdict decided only on the test items of one trained model "
              f"per arm <em>holds (or does not hold) for these trained models</em>: it says nothing about their "
-             f"cells, and is counted apart.</p>",
+             f"cells, and is counted apart. A claim whose models did not reach the regime the paper studied (each "
+             f"artifact's control against a trivial baseline of the same split, shown in its report) is "
+             f"<em>{html.escape(NOT_IN_REGIME)}</em>, never held or refuted.</p>",
              f"<p><strong>On ours ({html.escape(scale)}):</strong> {html.escape(tally('ours'))}.<br>"
              f"<strong>On the published numbers:</strong> {html.escape(tally('published'))}.</p>",
              "<p>Follow an artifact to its section of the study's report for the numbers behind each verdict.</p>"]
@@ -90,7 +94,7 @@ def index_html(claims: pd.DataFrame, metrics: dict, scale: str) -> str:
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;} table{border-collapse:collapse;width:100%;}"
              "td,th{border-bottom:1px solid #ddd;padding:4px 6px;vertical-align:top;font-size:90%;text-align:left;}"
              ".holds{background:#e3f4e3;} .fails{background:#f8e0e0;} .unsure{background:#e6ecf7;} .open{background:#f4f1e3;}"
-             ".models{background:#efe6f4;}")
+             ".models{background:#efe6f4;} .regime{background:#eeeeee;}")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>rnnrepro: every claim</title>"
             f"<style>{style}</style></head><body><h1>rnnrepro: the papers' claims, judged</h1>"
             + "\n".join(lines) + "</body></html>\n")

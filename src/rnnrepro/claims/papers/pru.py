@@ -18,6 +18,7 @@ from ..kinds.base import NEUTRAL, NEUTRAL_SEEDS, PAPER_CHECKS, Check
 from ..kinds.compare import Compare
 from ..inference import EXACT, Estimate
 from ..noise import ONE_SEED, combined, decide, noise_text, spread_of, with_spread_columns, within
+from ..regime import matching
 from ..selection import name_of, pair_side, select, unit_key, unit_name
 from ..verdict import Verdict, verdict_of
 
@@ -203,20 +204,27 @@ class ConvergenceGap(Check):
         spec = dict(spec)
         self.along = spec.pop("along", "T")
         self.baseline = spec.pop("baseline", "baseline_mse")
+        self.trivial = spec.pop("trivial", None)
         super().__init__({"metric": "mean_dev_mse", **spec})
         self.better, self.than = spec["better"], spec["than"]
 
+    def level(self, context, printed: float | None, labels: dict) -> float | None:
+        """The MSE a curve sits at before it converges: on ours, with ``trivial``, that baseline of
+        the dev set of the same T (what predicting its mean scores); else the paper's constant."""
+        rows = context.baselines
+        if self.trivial and context.weighs_noise and not rows.empty:
+            found = matching(rows[(rows["baseline"] == self.trivial) & (rows["metric"] == "dev_mse")], labels)
+            return float(found["value"].iloc[0]) if len(found) else None
+        return printed
+
     def judge(self, frame, context):
-        b = context.constant(self.baseline)
-        if b is None or b <= 0:
-            return Verdict(None, [f"no published {self.baseline} to measure convergence against"])
+        printed = context.constant(self.baseline)
         metric = self.metrics[0]
         pairs, units = Compare({"better": self.better, "than": self.than}).pairs(self.rows(frame, metric))
         if pairs.empty or self.along not in units:
             return Verdict(None, [f"no {name_of(self.better)} beside {name_of(self.than)} at two values of {self.along}"])
         epochs = self.rows(frame, "epochs") if "metric" in frame else frame.iloc[0:0]
         length = float(epochs["mean"].max()) if len(epochs) else None
-        factor = (length if length else 1.0) / b
         unit = "epochs" if length else "of the training"
         mine = [c for c in pairs if c.startswith("me_")]
         rest = [u for u in units if u != self.along] + mine
@@ -226,38 +234,44 @@ class ConvergenceGap(Check):
             records = group.to_dict("records")
             if len(records) < 2:
                 continue
-            gaps = [factor * (r["mean_l"] - r["mean_w"]) for r in records]
+            labels = dict(zip(rest, key if isinstance(key, tuple) else (key,)))
+            levels = [self.level(context, printed, {**labels, self.along: r[self.along]}) for r in records]
+            if any(b is None or b <= 0 for b in levels):
+                return Verdict(None, [f"no {'trivial baseline of the dev set' if self.trivial and context.weighs_noise else 'published ' + self.baseline} "
+                                      "to measure convergence against"])
+            factors = [(length if length else 1.0) / b for b in levels]
+            gaps = [f * (r["mean_l"] - r["mean_w"]) for f, r in zip(factors, records)]
             spreads, rises, keys = [], [], []
-            unit = dict(zip(rest, key if isinstance(key, tuple) else (key,)))
             for i in range(1, len(records)):
                 before, after = records[i - 1], records[i]
-                noise = context.noise_of(metric, [(factor, pair_side(after, "l")), (-factor, pair_side(after, "w")),
-                                                  (-factor, pair_side(before, "l")), (factor, pair_side(before, "w"))],
-                                         self.seeds_only)
+                noise = context.noise_of(metric, [(factors[i], pair_side(after, "l")), (-factors[i], pair_side(after, "w")),
+                                                  (-factors[i - 1], pair_side(before, "l")),
+                                                  (factors[i - 1], pair_side(before, "w"))], self.seeds_only)
                 spreads.append(noise)
                 ok = decide(gaps[i] - gaps[i - 1], noise, context)
-                if ok.holds is not True and after["mean_l"] >= b:
+                if ok.holds is not True and after["mean_l"] >= levels[i]:
                     # the slower cell never converged at the larger T: its gap there is a lower bound,
                     # which cannot refute a rise
                     ok = replace(ok, holds=None, p_fails=1.0)
-                elif ok.holds is True and before["mean_l"] >= b:
+                elif ok.holds is True and before["mean_l"] >= levels[i - 1]:
                     # nor at the smaller T: the gap there is a lower bound too, so a rise from it to a
                     # larger gap is not shown (the true gap may have been larger already)
                     ok = replace(ok, holds=None, p_holds=1.0)
                 rises.append(ok)
-                keys.append(unit_key(metric, {**unit, self.along: f"{before[self.along]}-{after[self.along]}"}))
+                keys.append(unit_key(metric, {**labels, self.along: f"{before[self.along]}-{after[self.along]}"}))
             ok = combined(rises)
             label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
             shown_ = ", ".join(f"{self.along}={r[self.along]}: {g:+.2f}" if length else f"{self.along}={r[self.along]}: "
                                f"{100 * g:+.0f} %" for r, g in zip(records, gaps))
-            censored = [r[self.along] for r in records if r["mean_l"] >= b]
+            censored = [r[self.along] for r, b in zip(records, levels) if r["mean_l"] >= b]
+            level = "/".join(f"{b:.3g}" for b in dict.fromkeys(levels))
             results.append((ok, f"epochs before converging, {name_of(self.than)} minus {label or name_of(self.better)} "
-                                f"({unit}, k = E·{metric}/{b:g}): {shown_} — "
+                                f"({unit}, k = E·{metric}/{level}): {shown_} — "
                                 f"{ {True: 'grows', False: 'does not grow', None: 'not settled'}[ok.holds]}"
                                 + (f"; {name_of(self.than)} never below the baseline at {self.along}="
                                    f"{', '.join(censored)}" if censored else "")
                                 + ("" if not context.weighs_noise or all(spreads) else f" ({ONE_SEED})"),
-                            unit_key(metric, unit), keys))
+                            unit_key(metric, labels), keys))
         return verdict_of(results, self.quantifier, f"no unit with two values of {self.along}")
 
     def set_values(self, frame, context, growing: bool):
