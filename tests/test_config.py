@@ -95,6 +95,12 @@ def load_tiny(tmp_path, study, paths, scale="ci"):
     (lambda s: s["scales"]["ci"]["artifacts"].update(zz={}), "scales.ci.artifacts: unknown artifact zz; known: a, b"),
     (lambda s: s["artifacts"]["a"].update(grids={"x": {"cell": ["gru"]}}), "artifacts.a: give either grid or grids, not both"),
     (lambda s: s["artifacts"]["b"].update(runs_of="zz"), "artifacts.b.runs_of: 'zz' is not an artifact with runs"),
+    (lambda s: s["artifacts"]["a"].update(regime={"on": "zz", "metric": "test_mse", "basis": "x",
+                                                  "at_most": {"baseline": "mean"}}),
+     "artifacts.a.regime.on: unknown artifact 'zz'; known: a, b"),
+    (lambda s: s["artifacts"]["a"].update(regime={"seeds": "all", "metric": "test_mse", "basis": "x",
+                                                  "at_most": {"baseline": "mean"}}),
+     "artifacts.a.regime.seeds: 'all' is not allowed; known: mean, best"),
     # a run's setting at fault is named by where it is given: the grid, the artifact or the defaults
     (lambda s: s["artifacts"]["a"]["grid"].update({"task.T": ["long"]}), "tiny.yaml: artifacts.a.grid.task.T, run task~"),
     (lambda s: s["artifacts"]["a"]["task"].update(T="long"), "tiny.yaml: artifacts.a.task.T, run task~adding/model~basic/"),

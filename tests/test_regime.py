@@ -43,6 +43,20 @@ def test_a_parser_halfway_from_the_neighbour_baseline_to_the_papers():
     assert check_regime(PARSER, ours.assign(mean=0.61), base, paper).met is True
 
 
+def test_the_best_restart_where_the_sentences_are_about_it():
+    """An analysis of the best-fitted restart (elstm Fig. 5a) is in the regime when that restart
+    fits, whatever the other restarts do; read on the mean, the stalled restarts would decide."""
+    fitted = {"metric": "dev_loss", "of": {"T": "10"}, "seeds": "best", "basis": "the analysed restart fits",
+              "at_most": {"baseline": "majority", "times": 0.1}}
+    base = baselines([{"T": "10", "baseline": "majority", "metric": "dev_loss", "value": 0.305}])
+    ours = summary([{"T": "10", "cell": c, "metric": "dev_loss", "mean": 0.15, "min": low, "max": 0.305}
+                    for c, low in (("lstm", 1e-4), ("elstm", 2e-5))])
+    check = check_regime(fitted, ours, base, pd.DataFrame())
+    assert check.met is True and "best restart" in check.details[0]
+    assert check_regime({**fitted, "seeds": "mean"}, ours, base, pd.DataFrame()).met is False
+    assert check_regime(fitted, ours.assign(min=[1e-4, 0.29]), base, pd.DataFrame()).met is False
+
+
 def test_claims_on_models_out_of_the_regime_are_their_own_outcome():
     """A "does not hold" on parsers at 52 % UAS where the paper's parse at 90 %: not in the
     paper's regime, with what it would read, never held or refuted; in the regime, judged."""
@@ -79,3 +93,39 @@ def test_a_threshold_below_a_baseline_of_each_rows_own_split():
     assert check.judge(learned, context).holds is True
     assert check.judge(learned, Context(scale="mini")).holds is None  # no baseline to read
     assert math.isfinite(check.bound(context, "dev_mse", {"T": "20"})[0])
+
+
+def test_a_figure_of_curves_is_read_on_the_scores_of_the_same_models():
+    """pru Fig. 4 shows the validation curves of Table 3's translation models: its regime is read
+    on Table 3's BLEU (``on``), against the paper's number of Table 3 and the copy baseline of
+    Table 3's runs, where the figure's own summary has no test BLEU."""
+    from types import SimpleNamespace
+
+    from rnnrepro.claims.study import StudyData
+
+    spec = {"on": "table3", "of": {"cell": "lstm"}, "metric": "test_bleu", "basis": "halfway from copying",
+            "at_least": {"baseline": "copy", "fraction": 0.5,
+                         "to": {"published": "test_bleu", "where": {"direction": "en-fi", "cell": "lstm"}}}}
+    scores = {"fig4": summary([{"cell": "lstm", "metric": "dev_loss", "mean": 2.0}]),
+              "table3": summary([{"direction": "de-en", "cell": "lstm", "metric": "test_bleu", "mean": 4.0},
+                                 {"direction": "en-de", "cell": "lstm", "metric": "test_bleu", "mean": 3.0}])}
+    copying = baselines([{"direction": d, "baseline": "copy", "metric": "test_bleu", "value": 0.2}
+                         for d in ("de-en", "en-de")])
+
+    class Data(StudyData):
+        def ours(self, artifact):
+            return scores[artifact]
+
+        def baseline_rows(self, artifact):
+            return copying if artifact == "table3" else baselines([])
+
+    data = Data.__new__(Data)
+    data.study = SimpleNamespace(artifacts={"fig4": SimpleNamespace(spec={"regime": spec}),
+                                            "table3": SimpleNamespace(spec={"regime": spec})})
+    data.published_rows = pd.DataFrame([{"artifact": "table3", "direction": "en-fi", "cell": "lstm",
+                                         "metric": "test_bleu", "value": 7.2}])
+    check = data.regime("fig4")  # bound 0.2 + 0.5 (7.2 − 0.2) = 3.7: de-en in, en-de not
+    assert check.met is False and len(check.details) == 2
+    assert "3.70" in check.details[0] and "in the regime" in check.details[0] and "not in" in check.details[1]
+    scores["table3"] = scores["table3"].assign(mean=[4.0, 3.8])
+    assert data.regime("fig4").met is True and data.regime("table3").met is True

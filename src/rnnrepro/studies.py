@@ -453,6 +453,10 @@ def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None 
             artifact.runs = list(other.runs)
     for artifact in result.artifacts.values():
         artifact.reads = resolve_reads(artifact, result)
+        regime_on = (artifact.spec.get("regime") or {}).get("on")
+        if regime_on is not None and regime_on not in result.artifacts:
+            raise ConfigError(f"artifacts.{artifact.name}.regime.on: unknown artifact {regime_on!r}; "
+                              f"known: {', '.join(result.artifacts)}")
     for artifact in result.artifacts.values():
         if artifact.rows_from is not None:
             check_analysis_from(artifact, result)

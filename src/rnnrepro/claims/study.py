@@ -191,17 +191,19 @@ class StudyData:
 
     def regime(self, artifact: str) -> RegimeCheck | None:
         """Whether our models of ``artifact`` reached the regime the paper studied
-        (:mod:`.regime`), read on its own summary or, for an analysis, on the models it reads;
+        (:mod:`.regime`), read on its own summary, on the artifact it names (``on``: the same models'
+        numbers, e.g. the BLEU of the translations whose curves a figure shows) or, for an analysis,
+        on the models it reads;
         None where the artifact states no regime or has no numbers of ours."""
         spec = self.study.artifacts[artifact].spec.get("regime")
         if not spec:
             return None
-        source = self.runs_artifact(artifact)
-        ours = self.ours(artifact)
+        source = spec.get("on") or self.runs_artifact(artifact)
+        ours = self.ours(source) if spec.get("on") else self.ours(artifact)
         if (ours.empty or spec["metric"] not in set(ours["metric"])) and source != artifact:
             ours = self.ours(source)
         if ours.empty:
             return None
         published = pd.concat([tables.rows_of(self.published_rows, name) for name in dict.fromkeys((artifact, source))],
                               ignore_index=True)
-        return check_regime(spec, ours, self.baseline_rows(artifact), published)
+        return check_regime(spec, ours, self.baseline_rows(spec.get("on") or artifact), published)
