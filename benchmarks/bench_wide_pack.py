@@ -102,7 +102,7 @@ def check_against_nn_lstm(hidden: int = 8, steps: int = 5, batch: int = 3) -> fl
     pairs = [(model.w_ih.grad[1], lstm.weight_ih_l0.grad.t()), (model.w_hh.grad[1], lstm.weight_hh_l0.grad.t()),
              (model.bias.grad[1, 0], lstm.bias_ih_l0.grad), (model.w_out.grad[1], out.weight.grad.t())]
     member = ((model(x)[:, 1] - y[:, 1]) ** 2).mean()
-    worst = abs(float(member - loss)) / abs(float(loss))
+    worst = abs(float((member - loss).detach())) / abs(float(loss.detach()))
     for a, b in pairs:
         worst = max(worst, float((a - b).abs().max() / b.abs().max()))
     return worst
