@@ -52,6 +52,24 @@ def test_identity_changes_with_the_code_a_run_executes_only(tmp_path):
     assert identity(package, *lstm) != before[lstm]
 
 
+def test_the_judging_code_is_what_judging_imports_and_no_report():
+    """The summarise rule's code inputs (CLAIMS_CODE) are the claims package and every module it
+    imports: an edit of the reversal bound (bounds.py, read by drnn's paper check) judges again,
+    the report's code is apart (editing a figure judges nothing again), and every module a judging
+    file imports is in the list."""
+    from rnnrepro.code_identity import imported_files, package_code
+
+    claims = package_code("claims")
+    names = {p.relative_to(code_identity.PACKAGE).as_posix() for p in claims}
+    assert {"bounds.py", "claims/papers/drnn.py", "claims/regime.py", "tables.py", "labels.py"} <= names
+    assert not any(name.startswith("report/") for name in names) and "tasks/reversal.py" not in names
+    assert all(set(imported_files(path)) <= set(claims) for path in claims)
+    report = {p.relative_to(code_identity.PACKAGE).as_posix() for p in package_code("report")}
+    assert "report/study.py" in report
+    rules = (Path(__file__).parents[1] / "workflow" / "rules" / "common.smk").read_text()
+    assert 'CLAIMS_CODE = [str(p) for p in package_code("claims", SOURCE)]' in rules
+
+
 def test_dvc_train_stage_depends_on_every_folder_of_run_code(repo):
     """dvc.yaml's train deps under src/ are TRAINING_CODE, and every file any run can execute
     lies in them, so DVC runs Snakemake whenever some run's code changed."""

@@ -143,6 +143,15 @@ def copied_rows_identity(package: Path = PACKAGE) -> str:
     return digest(code_files((f"{NAME}.analysis_from",), package), package)
 
 
+def package_code(subpackage: str, package: Path = PACKAGE) -> tuple[Path, ...]:
+    """Every file of ``subpackage`` (``claims``, ``report``: all its modules, those registered by
+    discovery included) and of the modules they import: the code a rule running it depends on,
+    derived from the imports, so that editing any module judging reads (the reversal bound in
+    ``bounds.py``) judges again, and none it does not read is listed."""
+    modules = tuple(sorted(_module_name(path, package) for path in (package / subpackage).rglob("*.py")))
+    return code_files(modules, package)
+
+
 def analysis_code_identity(analysis: str, package: Path = PACKAGE) -> str:
     """sha256 of an analysis's module and what it imports, and of the shared training code
     (which rebuilds the trained models it reads)."""

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 from snakemake.common import overwrite_function_params
 
+from rnnrepro.code_identity import package_code
 from rnnrepro.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
 from rnnrepro.jobs import RECORDED, Pack
@@ -39,15 +40,12 @@ LAYOUT = Layout(config["results"], SCALE)
 OUT = LAYOUT.root
 RUNS = PLAN.runs
 SOURCE = Path(workflow.basedir, "src", "rnnrepro")
-# The code that judges the claims (what summarise runs): the claims package and the modules below it that
-# it imports. The report's code (its figures, tables and notebooks' helpers) is apart, so that editing
-# a plot renders the reports again without judging every claim again.
-CLAIMS_CODE = sorted([*(str(p) for p in (SOURCE / "claims").rglob("*.py")),
-                      *(str(SOURCE / name) for name in ("labels.py", "tables.py", "metrics/formats.py",
-                                                        "metrics/directions.py", "metrics/items.py", "studies.py",
-                                                        "study_metrics.py", "study_inputs.py", "config_check.py", "registry.py",
-                                                        "atomic.py", "tasks/reversal.py"))])
-REPORT_CODE = sorted(str(p) for p in (SOURCE / "report").rglob("*.py"))
+# The code that judges the claims (what summarise runs): the claims package and every module it imports,
+# followed through its imports (rnnrepro.code_identity.package_code). The report's code (its figures,
+# tables and notebooks' helpers, and what they import besides) is apart, so that editing a plot renders the
+# reports again without judging every claim again.
+CLAIMS_CODE = [str(p) for p in package_code("claims", SOURCE)]
+REPORT_CODE = sorted({str(p) for p in package_code("report", SOURCE)} - set(CLAIMS_CODE))
 # The code that computes the tasks' trivial baselines (the baselines rule): the tasks package.
 TASK_CODE = sorted(str(p) for p in (SOURCE / "tasks").rglob("*.py"))
 
