@@ -13,23 +13,12 @@ from rnnrepro.tasks.baselines import baselines_of, described
 from rnnrepro.tasks.copying import memoryless_baseline
 from rnnrepro.tasks.reversal import analytic_bound
 from rnnrepro.tasks.translation import corpus_bleu
-
-# -- tiny prepared data -------------------------------------------------------------------------------
-SENTENCES = [  # (form, lemma, upos, head, deprel) per word
-    [("The", "the", "DET", 2, "det"), ("cat", "cat", "NOUN", 3, "nsubj"), ("sat", "sit", "VERB", 0, "root")],
-    [("Mary", "Mary", "PROPN", 3, "nmod:poss"), ("'s", "'s", "PART", 1, "case"), ("dog", "dog", "NOUN", 4, "nsubj"),
-     ("barked", "bark", "VERB", 0, "root"), (".", ".", "PUNCT", 4, "punct")],
-    [("Dogs", "dog", "NOUN", 2, "nsubj"), ("bark", "bark", "VERB", 0, "root"), ("loudly", "loudly", "ADV", 2, "advmod")],
-]
-COLUMNS = ("form", "lemma", "upos", "head", "deprel")
+from toy_treebank import SENTENCES, write_toy_treebank
 
 
 @pytest.fixture
 def treebank(tmp_path) -> str:
-    split = {name: [[word[k] for word in sentence] for sentence in SENTENCES] for k, name in enumerate(COLUMNS)}
-    path = tmp_path / "toy.json.gz"
-    write_json_gz({"dataset": "toy", "splits": {s: split for s in ("train", "dev", "test")}}, path)
-    return str(path)
+    return write_toy_treebank(tmp_path)
 
 
 LM_SPLITS = {"train": "a b a <eos> c <eos> a b b a d <eos> b a <eos>",

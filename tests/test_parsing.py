@@ -6,29 +6,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.metrics.trees import is_tree, max_spanning_tree
 from rnnrepro.models import build_model
 from rnnrepro.tasks import Batch, build_task
 from rnnrepro.tasks.base import IGNORE_INDEX
 from rnnrepro.tasks.parsing import ParserScores, ParsingIO
+from toy_treebank import write_toy_treebank
 
 CPU = torch.device("cpu")
-SENTENCES = [  # (form, lemma, upos, head, deprel) per word
-    [("The", "the", "DET", 2, "det"), ("cat", "cat", "NOUN", 3, "nsubj"), ("sat", "sit", "VERB", 0, "root")],
-    [("Mary", "Mary", "PROPN", 3, "nmod:poss"), ("'s", "'s", "PART", 1, "case"), ("dog", "dog", "NOUN", 4, "nsubj"),
-     ("barked", "bark", "VERB", 0, "root"), (".", ".", "PUNCT", 4, "punct")],
-    [("Dogs", "dog", "NOUN", 2, "nsubj"), ("bark", "bark", "VERB", 0, "root"), ("loudly", "loudly", "ADV", 2, "advmod")],
-]
-COLUMNS = ("form", "lemma", "upos", "head", "deprel")
 
 
 @pytest.fixture
 def treebank(tmp_path) -> str:
-    split = {name: [[word[k] for word in sentence] for sentence in SENTENCES] for k, name in enumerate(COLUMNS)}
-    path = tmp_path / "toy.json.gz"
-    write_json_gz({"dataset": "toy", "splits": {s: split for s in ("train", "dev", "test")}}, path)
-    return str(path)
+    return write_toy_treebank(tmp_path)
 
 
 def readable(task, ids: list[int]) -> list:
