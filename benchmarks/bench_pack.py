@@ -23,7 +23,8 @@ from pathlib import Path
 
 import torch
 
-from rnnrepro.packing import Packing, train_pack
+from rnnrepro.packing import train_pack
+from rnnrepro.plan.packs import Packing
 from rnnrepro.train import train_run
 
 REPO = Path(__file__).resolve().parents[1]

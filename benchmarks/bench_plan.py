@@ -6,7 +6,7 @@ temporary folder (a fresh clone: no results, no .snakemake metadata), times `sna
 at each scale in interleaved rounds, and prints the median wall time, the number of planned
 jobs and the milliseconds per job, with the paper / mini ratios side by side. Each scale is
 timed twice a round: with its plan kept from the dry run before (``.snakemake/rnnrepro/``,
-:mod:`rnnrepro.workflow_plan`: every dry run after the first, while settings, studies and code
+:mod:`rnnrepro.plan.kept`: every dry run after the first, while settings, studies and code
 are unchanged) and worked out afresh (that folder emptied first: a first dry run, or one after
 an edit).
 
@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from rnnrepro.plan.layout import SCALES
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 10.0  # the paper scale's plan, on a 2-core machine
@@ -59,7 +61,7 @@ def plan(project: Path, scale: str, kept: bool) -> tuple[float, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed dry runs per scale (default 3)")
-    parser.add_argument("--scales", nargs="+", default=["mini", "paper"], choices=["ci", "mini", "paper"])
+    parser.add_argument("--scales", nargs="+", default=["mini", "paper"], choices=SCALES)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="rnnrepro-plan-") as folder:
         project = fresh_copy(Path(folder))

@@ -145,7 +145,7 @@ JOBS_IN_PLAN = """
 import json, sys, yaml
 from pathlib import Path
 from rnnrepro.cost.plan import jobs_of
-from rnnrepro.studies import load_workflow_config
+from rnnrepro.plan.studies import load_workflow_config
 config, runtime_hours = json.loads(sys.stdin.read())
 settings = {**yaml.safe_load(Path("config/config.yaml").read_text()), **config}
 settings, studies = load_workflow_config(settings, Path("workflow/schemas"), Path("config/studies"))

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from rnnrepro.aggregate import write_tables
-from rnnrepro.layout import Layout
+from rnnrepro.plan.layout import Layout
 from rnnrepro.claims.study import StudyInputs
 from rnnrepro.claims.summarise import write_study_summary
-from rnnrepro.studies import Study, load_study, plan_of, study_schema_of
+from rnnrepro.plan.studies import Study, load_study, plan_of, study_schema_of
 
 REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {"device": "cpu", "torch": "2.13.0+cpu", "threads": 1, "python": "3.11.7", "RNNREPRO_DEVICE": "",
@@ -121,7 +121,7 @@ def write_toy_study(project: Path, name: str = "toy", epochs: int = 3) -> None:
     nbformat.write(new_notebook(cells=cells, metadata=metadata), project / f"reports/{name}.ipynb")
 
 
-#: A cell of one's own, as README "Adding a cell" describes it: one file in src/rnnrepro/cells/.
+#: A cell of one's own, as docs/configuration.md, "Adding a cell", describes it: one file in src/rnnrepro/cells/.
 TOY_CELL = '''"""The minimal gated unit (MGU) of Zhou, Wu, Zhang & Zhou (2016), eqs. 9-11: one gate.
 
     f_t = σ(W_f x_t + b_f + U_f h_{t-1} + b_hf)                  (9)

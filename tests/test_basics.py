@@ -22,7 +22,7 @@ from rnnrepro.models import build_model
 from rnnrepro.claims import Context
 from rnnrepro.claims.papers import basics as report_basics
 from rnnrepro.report import render_report
-from rnnrepro.studies import load_study, study_schema_of
+from rnnrepro.plan.studies import load_study, study_schema_of
 from rnnrepro.tasks import Batch, TaskIO, build_task
 from rnnrepro.tasks.counting import A, B, nearest_negatives, string
 from rnnrepro.train import NonFiniteLoss, TrainConfig, train_run
@@ -221,7 +221,7 @@ def test_the_torch_lstm_tagger_is_an_lstm_tagger_only():
     io = TaskIO(output_size=5, level="token", input_vocab=11)
     with pytest.raises(ValueError, match="cell must be 'lstm'"):
         build_model("torch_lstm", io, "gru")
-    from rnnrepro.config_check import ConfigError, check_run_config
+    from rnnrepro.plan.config_check import ConfigError, check_run_config
 
     with pytest.raises(ConfigError, match="serves only the tasks pos"):
         check_run_config({"task": {"name": "lm"}, "model": {"name": "torch_lstm"}, "cell": {"name": "lstm"}})

@@ -1,4 +1,4 @@
-"""Serial bundles (rnnrepro.bundles): which runs share a job, and how the cost table counts them.
+"""Serial bundles (rnnrepro.plan.bundles): which runs share a job, and how the cost table counts them.
 The SLURM path, preemption included, is in tests/test_slurm.py."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rnnrepro.bundles import DEFAULT_SIZE, Bundle, Bundling, plan_bundles
+from rnnrepro.plan.bundles import DEFAULT_SIZE, Bundle, Bundling, plan_bundles
 
 
 def identity(task: str = "sine_filter", seed: int = 1, cell: str = "lstm") -> dict:
@@ -135,9 +135,9 @@ def test_every_plan_trains_in_fewer_jobs_and_each_bundle_reads_one_dataset():
 
 
 def test_a_record_holds_each_runs_outputs_digests_and_names_a_missing_one(tmp_path):
-    """rnnrepro.jobs: the record is what a pack's or bundle's job writes last, and what the rules reading its
+    """rnnrepro.plan.jobs: the record is what a pack's or bundle's job writes last, and what the rules reading its
     runs ask for; its content changes exactly when a run's outputs do."""
-    from rnnrepro.jobs import RECORDED, record_of, write_record
+    from rnnrepro.plan.jobs import RECORDED, record_of, write_record
 
     folders = [tmp_path / "run0", tmp_path / "run1"]
     for number, folder in enumerate(folders):

@@ -387,7 +387,7 @@ def test_check_trend_at_its_boundaries():
 
 
 def test_the_rates_benchmark_prints_a_row_per_kind():
-    """``benchmarks/verdict_rates.py`` (the figures of the README's table) runs and prints a row
+    """``benchmarks/verdict_rates.py`` runs and prints a row
     per kind of claim."""
     import subprocess
     import sys

@@ -18,7 +18,7 @@ from rnnrepro.analyses import ANALYSES, run_analysis
 from rnnrepro.claims import Context, build_check
 from rnnrepro.claims.kinds import NEUTRAL
 from rnnrepro.labels import label_columns, with_text_labels
-from rnnrepro.studies import load_study, study_names, study_schema_of
+from rnnrepro.plan.studies import load_study, study_names, study_schema_of
 
 from conftest import REPO, require
 

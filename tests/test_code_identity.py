@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from rnnrepro import code_identity
-from rnnrepro.code_identity import code_files, run_code_identity, run_modules
+from rnnrepro.plan import code_identity
+from rnnrepro.plan.code_identity import code_files, run_code_identity, run_modules
 
 
 def copy_of_package(tmp_path: Path) -> Path:
@@ -57,7 +57,7 @@ def test_the_judging_code_is_what_judging_imports_and_no_report():
     imports: an edit of the reversal bound (bounds.py, read by drnn's paper check) judges again,
     the report's code is apart (editing a figure judges nothing again), and every module a judging
     file imports is in the list."""
-    from rnnrepro.code_identity import imported_files, package_code
+    from rnnrepro.plan.code_identity import imported_files, package_code
 
     claims = package_code("claims")
     names = {p.relative_to(code_identity.PACKAGE).as_posix() for p in claims}
@@ -76,7 +76,7 @@ def test_dvc_train_stage_depends_on_every_folder_of_run_code(repo):
     import yaml
 
     from rnnrepro.cells import CELLS
-    from rnnrepro.code_identity import TRAINING_CODE
+    from rnnrepro.plan.code_identity import TRAINING_CODE
     from rnnrepro.models import MODELS
     from rnnrepro.tasks import TASKS
 
@@ -87,4 +87,35 @@ def test_dvc_train_stage_depends_on_every_folder_of_run_code(repo):
                                                                    for n in r.names())}))
     reached = {p.relative_to(code_identity.PACKAGE).as_posix() for p in code_files(modules)}
     outside = {f for f in reached if f != "__init__.py" and f.split("/")[0] not in TRAINING_CODE}
+    assert not outside, outside
+
+
+REPORT_STAGE_SCRIPTS = ("plan", "analysis", "aggregate", "baselines", "summarise", "report", "index")
+
+
+def test_dvc_report_stage_depends_on_every_file_its_scripts_reach(repo):
+    """Every module the report stage's scripts import, followed through the package (and every
+    module of the packages that register theirs by discovery: analyses, claims, report), lies under
+    one of dvc.yaml's report deps, and each script is a dep: an edit of any of them makes
+    `dvc repro` run the stage again."""
+    import ast
+
+    import yaml
+
+    from rnnrepro.plan.code_identity import package_code
+
+    deps = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]["report"]["deps"]
+    modules = set()
+    for name in REPORT_STAGE_SCRIPTS:
+        script = f"workflow/scripts/{name}.py"
+        assert script in deps
+        for node in ast.walk(ast.parse((repo / script).read_text())):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("rnnrepro"):
+                modules.add(node.module)
+    assert {"rnnrepro.claims.summarise", "rnnrepro.report.summary", "rnnrepro.plan.kept"} <= modules
+    files = set(code_files(tuple(sorted(modules))))
+    files |= {path for package in ("analyses", "claims", "report") for path in package_code(package)}
+    reached = {"src/rnnrepro/" + p.relative_to(code_identity.PACKAGE).as_posix() for p in files}
+    assert "src/rnnrepro/plan/studies.py" in reached and "src/rnnrepro/bounds.py" in reached
+    outside = {f for f in reached if not any(f == dep or f.startswith(dep + "/") for dep in deps)}
     assert not outside, outside

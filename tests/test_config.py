@@ -8,8 +8,8 @@ import sys
 import pytest
 import yaml
 
-from rnnrepro.config_check import ConfigError
-from rnnrepro.studies import deep_merge, load_workflow_config, run_folder, run_identity
+from rnnrepro.plan.config_check import ConfigError
+from rnnrepro.plan.studies import deep_merge, load_workflow_config, run_folder, run_identity
 
 from conftest import REPO
 
@@ -225,7 +225,7 @@ def test_runs_of_and_reads_name_other_artifacts_runs(tmp_path, paths):
 
 
 def test_analysis_from_needs_the_same_analysis_on_runs_the_other_reads(tmp_path, paths):
-    """``analysis_from`` copies another analysis artifact's rows (rnnrepro.analysis_from): only
+    """``analysis_from`` copies another analysis artifact's rows (rnnrepro.plan.analysis_from): only
     when that artifact runs the same analysis with the same parameters on a superset of its runs."""
     raw = tiny_study()
     analysis = {"name": "parameter_count", "cells": ["lstm"]}
@@ -292,8 +292,8 @@ def test_snakemake_rejects_bad_config_before_any_job(repo, tmp_path):
 def test_cell_settings_that_do_not_fit_are_named_once_per_setting():
     """A cell setting its module rejects when built (a tiny instance) is a ConfigError naming the
     cell, for every run that has it, while the build runs once per distinct cell setting."""
-    from rnnrepro import config_check
-    from rnnrepro.config_check import check_run_config
+    from rnnrepro.plan import config_check
+    from rnnrepro.plan.config_check import check_run_config
 
     bad = {"task": {"name": "adding", "T": 5}, "model": {"name": "basic"},
            "cell": {"name": "srn", "recurrent_init": "bogus"}, "train": {}}
@@ -302,3 +302,18 @@ def test_cell_settings_that_do_not_fit_are_named_once_per_setting():
         with pytest.raises(ConfigError, match=r"cell 'srn': recurrent_init must be one of"):
             check_run_config({**bad, "task": {"name": "adding", "T": T}})
     assert config_check._tiny_cell_problem.cache_info().misses == 1
+
+
+def test_the_schemas_know_the_scales_the_package_does(repo):
+    """A scale is named in the package once (rnnrepro.plan.layout.SCALES); the schemas' enums,
+    which JSON Schema cannot import, are held equal to it."""
+    import yaml
+
+    from rnnrepro.plan.layout import SCALES
+
+    config = yaml.safe_load((repo / "workflow/schemas/config.schema.yaml").read_text())
+    study = (repo / "workflow/schemas/study.schema.yaml").read_text()
+    assert tuple(config["properties"]["scale"]["enum"]) == SCALES
+    enums = [line for line in (repo / "workflow/schemas/config.schema.yaml").read_text().splitlines() + study.splitlines()
+             if "enum: [ci" in line]
+    assert len(enums) == 3 and all(f"enum: [{', '.join(SCALES)}]" in line for line in enums), enums

@@ -22,8 +22,8 @@ from conftest import REPO, jobs_in_plan, run_tool, tool_env, workflow_timeout
 
 from rnnrepro import cost
 from rnnrepro.cost.resources import runtime_hours
-from rnnrepro.layout import Layout
-from rnnrepro.studies import load_workflow_config, settings_digest
+from rnnrepro.plan.layout import Layout
+from rnnrepro.plan.studies import load_workflow_config, settings_digest
 
 STUDY = "drnn"  # synthetic tasks (reversal, sine filter: many configurations sharing timings) and one treebank
 OWN_FILES = ("workflow/rules/cost.smk",)

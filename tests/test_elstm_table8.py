@@ -57,7 +57,7 @@ def walk(model: nn.Module, steps) -> None:
 
 def test_the_analysis_counts_our_models_with_one_bias_per_gate(treebank, repo, monkeypatch):
     import rnnrepro.analyses.elstm as analyses
-    from rnnrepro.studies import load_study, study_schema_of
+    from rnnrepro.plan.studies import load_study, study_schema_of
 
     spec = load_study("elstm", repo / "config/studies", study_schema_of(repo / "workflow/schemas"),
                       "paper").artifacts["table8"]

@@ -31,7 +31,9 @@ import pytest
 from conftest import run_tool
 
 from rnnrepro import packing
-from rnnrepro.packing import Pack, PackError, Packing, pack_key, plan_packs, train_pack
+from rnnrepro.packing import PackError, train_pack
+from rnnrepro.plan.jobs import Pack
+from rnnrepro.plan.packs import Packing, pack_key, plan_packs
 from rnnrepro.train import TrainingInterrupted, train_run
 
 TOLERANCE = 1e-4  # relative difference always allowed between a packed run's number and the run alone's
@@ -252,8 +254,8 @@ def test_the_workflow_trains_a_pack_as_one_job(make_project):
 
 PACKS_AT_CI = """
 from pathlib import Path
-from rnnrepro.packing import Packing, plan_packs
-from rnnrepro.studies import load_workflow_config
+from rnnrepro.plan.packs import Packing, plan_packs
+from rnnrepro.plan.studies import load_workflow_config
 config, studies = load_workflow_config({"scale": "ci"}, Path("workflow/schemas"), Path("config/studies"))
 runs = {folder: identity for study in studies.values() for folder, identity in study.runs.items()}
 packs = plan_packs(runs, Packing.from_config(config["packing"]))
@@ -262,7 +264,7 @@ print(sum(len(p.members) for p in packs), len(packs))
 
 
 def test_the_packed_loop_is_part_of_a_packed_runs_code():
-    from rnnrepro.code_identity import PACKED_TRAINING_CODE, code_files, packed_loop_identity
+    from rnnrepro.plan.code_identity import PACKED_TRAINING_CODE, code_files, packed_loop_identity
 
     assert {p.name for p in code_files((PACKED_TRAINING_CODE,))} >= {"packing.py", "train.py"}
     assert len(packed_loop_identity()) == 64

@@ -14,7 +14,7 @@ from conftest import REPO, find_mirror, planned_trainings, run_tool
 
 from rnnrepro.data.fetch import fetch_dataset
 from rnnrepro.data.prepared import prepare_dataset
-from rnnrepro.studies import load_workflow_config
+from rnnrepro.plan.studies import load_workflow_config
 from rnnrepro.tasks import TASKS, build_task
 from rnnrepro.train import (TrainConfig, build_model_for, epoch_generator, make_optimizer, seed_everything,
                             train_step)

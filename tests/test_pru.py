@@ -16,7 +16,7 @@ from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.models import build_model
 from rnnrepro import tables
 from rnnrepro.claims import Context, build_check
-from rnnrepro.studies import load_study, study_schema_of
+from rnnrepro.plan.studies import load_study, study_schema_of
 from rnnrepro.tasks import build_task
 from rnnrepro.tasks.copying import BLANK, DELIMITER, copying_problem, memoryless_baseline
 from rnnrepro.tasks.translation import EOS_ID, corpus_bleu, undo_bpe
@@ -207,10 +207,10 @@ def test_beam_bleu_of_beam_1_is_the_runs_own_greedy_bleu(tmp_path):
 
 
 def test_table4_copies_table3s_rows_as_decoding_its_runs_alone_would_write_them(tmp_path):
-    """Table 4's rows are copied from Table 3's (``analysis_from``, rnnrepro.analysis_from): a
+    """Table 4's rows are copied from Table 3's (``analysis_from``, rnnrepro.plan.analysis_from): a
     run's BLEU does not depend on the runs decoded beside it, so the copied rows of one run are,
     to the character, what decoding that run alone writes; a run the source lacks is an error."""
-    from rnnrepro.analysis_from import rows_for_runs
+    from rnnrepro.plan.analysis_from import rows_for_runs
 
     en_de = trained_translation(tmp_path / "a", "pru_plus")
     other = trained_translation(tmp_path / "b", "lstm")

@@ -17,7 +17,7 @@ from rnnrepro.labels import label_text, with_text_labels
 from rnnrepro.metrics.formats import format_mean_std, format_value
 from rnnrepro.report import frames, render_report
 from rnnrepro.report.render import main
-from rnnrepro.studies import load_study, study_names, study_schema_of
+from rnnrepro.plan.studies import load_study, study_names, study_schema_of
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED_DIR = REPO / "reports" / "published"

@@ -2,7 +2,7 @@
 
 - The study schema gives each check kind its own required and allowed keys, with readable errors.
 - A claim or ``show`` naming a metric its artifact will not have stops the parse, naming the
-  file, the key and the metric (:mod:`rnnrepro.study_metrics`); what each task, the training
+  file, the key and the metric (:mod:`rnnrepro.plan.study_metrics`); what each task, the training
   loop, the aggregation and each analysis declare is what they really write, on tiny runs.
 - A report notebook without exactly one code cell tagged ``parameters`` is refused before it runs.
 """
@@ -20,12 +20,12 @@ import yaml
 
 from rnnrepro.aggregate import curve_means, load_run
 from rnnrepro.analyses import ANALYSES, TrainedRun
-from rnnrepro.config_check import ConfigError
+from rnnrepro.plan.config_check import ConfigError
 from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.metrics.items import ITEMS_FILE, SplitItems
 from rnnrepro.report import render
-from rnnrepro.studies import load_workflow_config, study_schema_of, validate
-from rnnrepro.study_metrics import analysis_metrics, curve_metrics, run_metrics, training_metrics
+from rnnrepro.plan.studies import load_workflow_config, study_schema_of, validate
+from rnnrepro.plan.study_metrics import analysis_metrics, curve_metrics, run_metrics, training_metrics
 from rnnrepro.tasks import TASKS
 from rnnrepro.train import train_run
 
@@ -427,3 +427,20 @@ def test_a_notebook_with_its_parameters_cell_goes_on_to_run(tmp_path, monkeypatc
     with pytest.raises(RuntimeError, match="stop here"):
         render.render_report(path, {"study": "x"}, tmp_path / "out.html")
     assert len(ran) == 1
+
+
+def test_a_run_folder_parses_back_into_its_parts():
+    """parse_run_folder is run_folder's inverse on the parts it joins, and the workflow's wildcard
+    pattern is the one it checks; anything else is named."""
+    import re
+
+    from rnnrepro.plan.studies import RUN_FOLDER_PATTERN, parse_run_folder, run_folder, settings_digest
+
+    identity = {"task": {"name": "pos", "language": "en"}, "model": {"name": "brnn", "hidden_size": 8},
+                "cell": {"name": "lstm"}, "train": {"epochs": 2}, "seed": 3}
+    folder = run_folder(identity)
+    assert re.fullmatch(RUN_FOLDER_PATTERN, folder)
+    assert parse_run_folder(folder) == {"task": "pos", "model": "brnn", "cell": "lstm",
+                                        "cfg": settings_digest(identity), "seed": 3}
+    with pytest.raises(ValueError, match="not a run folder"):
+        parse_run_folder("task~pos/model~brnn/seed~3")

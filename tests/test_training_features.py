@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from rnnrepro import train as training
-from rnnrepro.config_check import ConfigError, check_run_config
+from rnnrepro.plan.config_check import ConfigError, check_run_config
 from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.models import MODELS, build_model
 from rnnrepro.tasks import TASKS, Batch, TaskIO, build_task

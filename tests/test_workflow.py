@@ -20,7 +20,7 @@ from fakes import write_toy_cell, write_toy_study
 from rnnrepro.data.fetch import sha256_of
 from rnnrepro.data.sources import dataset
 from rnnrepro.metrics.formats import format_value
-from rnnrepro.studies import load_workflow_config
+from rnnrepro.plan.studies import load_workflow_config
 
 pytestmark = pytest.mark.slow
 
@@ -162,7 +162,7 @@ def test_another_scale_lives_apart_and_switching_back_retrains_nothing(project):
 
 def test_pru_table4_is_table3s_en_de_rows(project):
     """pru's Table 4 names ``analysis_from: table3``: its job copies Table 3's En→De rows
-    (rnnrepro.analysis_from) instead of decoding the same models again."""
+    (rnnrepro.plan.analysis_from) instead of decoding the same models again."""
     def rows(artifact: str) -> list[dict]:
         with open(project / f"results/ci/analyses/pru/{artifact}.csv") as handle:
             return list(csv.DictReader(handle))

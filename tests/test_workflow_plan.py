@@ -1,4 +1,4 @@
-"""The workflow's plan kept between invocations (rnnrepro.workflow_plan): read back only while
+"""The workflow's plan kept between invocations (rnnrepro.plan.kept): read back only while
 the settings, studies, schemas and code it comes from are the same, equal to the plan worked out
 afresh, and read back without torch."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import REPO
 
-from rnnrepro.studies import plan_digest_of
-from rnnrepro.workflow_plan import CACHE_FOLDER, KEPT_PLANS, PACKAGE, kept_study, load_plan, plan_digest, work_out_plan
+from rnnrepro.plan.studies import plan_digest_of
+from rnnrepro.plan.kept import CACHE_FOLDER, KEPT_PLANS, PACKAGE, kept_study, load_plan, plan_digest, work_out_plan
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_the_plan_job_finds_its_study_among_the_kept_plans_by_digest(root):
 def test_a_kept_plan_is_read_back_without_torch(root):
     config = ci_config(root, studies=["pru", "drnn"])
     load_plan(config, root)
-    script = ("import sys, yaml; from pathlib import Path; from rnnrepro.workflow_plan import load_plan; "
+    script = ("import sys, yaml; from pathlib import Path; from rnnrepro.plan.kept import load_plan; "
               f"plan = load_plan(yaml.safe_load({yaml.safe_dump(config)!r}), Path({str(root)!r})); "
               "print(len(plan.runs), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()

@@ -22,7 +22,7 @@ from rnnrepro.layers import Bidirectional, Recurrent, Stacked, length_mask
 from rnnrepro.models import build_model
 from rnnrepro import tables
 from rnnrepro.claims import Context, build_check, judge_claim
-from rnnrepro.studies import load_study, study_schema_of
+from rnnrepro.plan.studies import load_study, study_schema_of
 from rnnrepro.tasks import TaskIO, build_task
 from rnnrepro.tasks.translation import IO_LEVEL
 from rnnrepro.train import train_run

@@ -20,6 +20,10 @@ MODEL_ORDER: tuple[str, ...] = ("basic", "brnn", "seq2seq", "seq2seq_attn", "dbr
                                 "biaffine", "char_word", "attn_encdec")
 CELL_ORDER: tuple[str, ...] = ("srn", "lstm", "gru", "elstm", "elstm_ix", "lstm_plus", "pru", "pru_plus",
                                "lstm_minus_gates", "lstm_minus_srnn", "lstm_minus_srnn_out")
+#: How the papers write the cells they name (a cell not here shows under its registered name).
+CELL_NAMES: dict[str, str] = {"srn": "SRN", "lstm": "LSTM", "gru": "GRU", "lstm_plus": "LSTM+", "pru": "PRU",
+                              "pru_plus": "PRU+", "lstm_minus_gates": "− GATES", "lstm_minus_srnn": "− S-RNN",
+                              "lstm_minus_srnn_out": "− S-RNN − OUT"}
 #: Display order of metrics (others follow, alphabetically).
 METRIC_ORDER: tuple[str, ...] = ("test_accuracy", "dev_accuracy", "test_uas", "test_las", "dev_uas", "dev_las",
                                  "test_perplexity", "dev_perplexity", "valid_nll", "test_nll", "nll_gap",
@@ -28,6 +32,11 @@ METRIC_ORDER: tuple[str, ...] = ("test_accuracy", "dev_accuracy", "test_uas", "t
 NOT_LABELS: frozenset[str] = frozenset({"study", "artifact", "scale", "run", "seed", "metric", "value", "mean",
                                         "std", "n", "min", "max", "source", "note", "step", "epoch", "published",
                                         "published_std", "difference"})
+
+
+def cell_name(cell: str) -> str:
+    """The paper's name of ``cell`` (:data:`CELL_NAMES`), else its registered name."""
+    return CELL_NAMES.get(cell, cell)
 
 
 def natural_key(value: Any) -> tuple:

@@ -1,6 +1,6 @@
 """Packed training: independent small runs of one architecture trained together, as one batched model.
 
-Which runs pack (:func:`pack_key`). Runs whose configs are equal except for the seed and the
+Which runs pack (:func:`rnnrepro.plan.packs.pack_key`). Runs whose configs are equal except for the seed and the
 task's data parameters (``Task.data_params``: a data seed, the sine filter's γ and
 acausality), of a task that declares itself ``packable`` (every batch has the same shapes and
 lengths whatever those parameters are), without carried state, without dropout (one vmapped
@@ -12,7 +12,7 @@ while the sine filter's LSTMs of 8, 16, 32 and 100 units take 1.25x, 2.6x, 3.2x 
 time of their runs one after another (torch's oneDNN LSTM, which a run alone uses, has no
 batched form over weights); hence the default of 4 in config/config.yaml. On a GPU set it to
 null: on an H100 16 sine-filter runs of 100 units took 9.4 s packed against 10.8 s one after
-another (``python -m rnnrepro.preflight``), so there packing saves queue slots more than GPU time. :func:`plan_packs` cuts each group, in
+another (``python -m rnnrepro.preflight``), so there packing saves queue slots more than GPU time. :func:`rnnrepro.plan.packs.plan_packs` cuts each group, in
 the order of its run folders, into packs of at most ``size`` runs of near-equal size. A pack is one Snakemake job (one SLURM job).
 
 How a pack trains (:func:`train_pack`). Each member is built exactly as when alone (seeded by
@@ -57,7 +57,6 @@ does with another switch: seed 9's LSTM ends with dev loss 3.2e-4 with RNNREPRO_
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import resource
@@ -73,8 +72,7 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from . import atomic
 from .cells import reference_loops
-from .jobs import Pack  # the workflow plans packs with rnnrepro.jobs, which imports no torch
-from .tasks import TASKS, Predictions, Task
+from .tasks import Predictions, Task
 from .tasks.base import Batch
 from .train import (CHECKPOINT, EPOCH_CHECKPOINT_SECONDS, Kernels, NonFiniteLoss, Progress, ProgressReport, Resumed,
                     StopSignals, TrainConfig, TrainingInterrupted, build_run, checkpoint_key, cpu_copy, end_epoch,
@@ -86,68 +84,6 @@ log = logging.getLogger("rnnrepro.packing")
 
 class PackError(ValueError):
     """Runs that cannot train as one pack."""
-
-
-# -- which runs pack ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Packing:
-    """The ``packing`` section of config/config.yaml."""
-
-    size: int = 16  # most runs in a pack; 0 or 1: every run trains alone
-    max_hidden: int | None = 4  # pack only models of at most this many hidden units (None: any)
-
-    @classmethod
-    def from_config(cls, section: dict | None) -> "Packing":
-        """From the validated config section; numbers (and null) given as text on Snakemake's
-        command line (``--config 'packing={size: 8, max_hidden: null}'``) are read as such."""
-        section = dict(section or {})
-        if "size" in section:
-            section["size"] = int(section["size"])
-        if "max_hidden" in section:
-            value = section["max_hidden"]
-            section["max_hidden"] = None if value in (None, "null") else int(value)
-        return cls(**section)
-
-
-def pack_key(identity: dict, packing: Packing) -> str | None:
-    """What runs that may share a pack have in common (their config without the seed and the
-    task's data parameters), or None when the run trains alone (see the module docstring)."""
-    if packing.size < 2:
-        return None
-    task = dict(identity["task"])
-    kind = TASKS[task["name"]]
-    if not kind.packable or task.get("stateful"):
-        return None
-    if any(value for section in ("model", "cell") for name, value in identity[section].items() if "dropout" in name):
-        return None
-    if (identity.get("train") or {}).get("on_nonfinite") == "record":
-        return None
-    width = identity["model"].get("hidden_size")
-    if packing.max_hidden is not None and (width is None or width > packing.max_hidden):
-        return None
-    shared = {key: value for key, value in identity.items() if key != "seed"}
-    shared["task"] = {name: value for name, value in task.items() if name not in kind.data_params}
-    return json.dumps(shared, sort_keys=True)
-
-
-def plan_packs(runs: dict[str, dict], packing: Packing) -> list[Pack]:
-    """The packs of a plan (run folder -> identity): each group of runs with one :func:`pack_key`,
-    in folder order, cut into ⌈n / size⌉ packs whose sizes differ by at most one; a group of
-    one run is no pack."""
-    groups: dict[str, list[str]] = defaultdict(list)
-    for folder, identity in runs.items():
-        key = pack_key(identity, packing)
-        if key is not None:
-            groups[key].append(folder)
-    packs = []
-    for key in sorted(groups):
-        folders = sorted(groups[key])
-        if len(folders) < 2:
-            continue
-        count = math.ceil(len(folders) / packing.size)
-        bounds = [round(i * len(folders) / count) for i in range(count + 1)]
-        packs += [Pack(tuple(folders[a:b])) for a, b in zip(bounds, bounds[1:])]
-    return packs
 
 
 # -- training ----------------------------------------------------------------------------------

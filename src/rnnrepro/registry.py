@@ -2,7 +2,7 @@
 
 An unknown name is an error that lists the known ones, so a typo in a config file
 explains itself. Each entry remembers the module that registered it (:meth:`Registry.module_of`),
-from which :mod:`rnnrepro.code_identity` follows the imports to the code a run executes.
+from which :mod:`rnnrepro.plan.code_identity` follows the imports to the code a run executes.
 :func:`import_all` imports every module of a package, so that a new file registers itself.
 """
 from __future__ import annotations

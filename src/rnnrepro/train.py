@@ -377,7 +377,7 @@ def fused_on(params: list) -> bool | None:
 
 
 def build_run(run: dict, data: str | Path | None) -> tuple[Task, nn.Module]:
-    """The task and the model of a run config (see rnnrepro.studies for its layout)."""
+    """The task and the model of a run config (see rnnrepro.plan.studies for its layout)."""
     task_params = dict(run["task"])
     task = build_task(task_params.pop("name"), data=data, **task_params)
     return task, build_model_for(run, task)

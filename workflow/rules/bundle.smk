@@ -1,4 +1,4 @@
-# Bundles: runs that do not pack, trained one after another as one job (src/rnnrepro/bundles.py;
+# Bundles: runs that do not pack, trained one after another as one job (src/rnnrepro/plan/bundles.py;
 # `bundling` in config/config.yaml), sized from the cost plan (cost.smk's TRAIN_RESOURCES), else
 # from the runtime each scale assumes for a run without one (`unmeasured_hours`; paper: the 60
 # minutes such a run's job asks for alone).
@@ -6,7 +6,7 @@
 # cell; the job then writes its record, packs/<bundle>/trained.json, which is what the rules reading
 # a bundled run ask for (common.smk, trained_output). One rule for every bundle, as for packs.
 
-from rnnrepro.bundles import Bundling, plan_bundles
+from rnnrepro.plan.bundles import Bundling, plan_bundles
 from rnnrepro.cost.plan import planned_runs
 
 BUNDLES = plan_bundles(RUNS, PLAN.dataset_keys,

@@ -2,21 +2,21 @@
 # study expanded into its runs when the workflow is parsed, so a bad key, name or value
 # fails before any job starts. That parse-time plan is the only one: the summary and the
 # report read it from plans/<study>.json. It is kept in .snakemake/rnnrepro/ while the
-# settings, studies and code it comes from are unchanged (rnnrepro.workflow_plan).
-# Paths come from rnnrepro.layout (results/<scale>/...).
+# settings, studies and code it comes from are unchanged (rnnrepro.plan.kept).
+# Paths come from rnnrepro.plan.layout (results/<scale>/...).
 import inspect
 from pathlib import Path
 from types import SimpleNamespace
 
 from snakemake.common import overwrite_function_params
 
-from rnnrepro.code_identity import package_code
-from rnnrepro.config_check import ConfigError
+from rnnrepro.plan.code_identity import package_code
+from rnnrepro.plan.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
-from rnnrepro.jobs import RECORDED, Pack
-from rnnrepro.layout import Layout
-from rnnrepro.studies import plan_digest_of
-from rnnrepro.workflow_plan import load_plan
+from rnnrepro.plan.jobs import RECORDED, Pack
+from rnnrepro.plan.layout import Layout, prepared_file as layout_prepared_file
+from rnnrepro.plan.studies import RUN_FOLDER_PATTERN, plan_digest_of
+from rnnrepro.plan.kept import load_plan
 
 
 def rule_function(function):
@@ -41,7 +41,7 @@ OUT = LAYOUT.root
 RUNS = PLAN.runs
 SOURCE = Path(workflow.basedir, "src", "rnnrepro")
 # The code that judges the claims (what summarise runs): the claims package and every module it imports,
-# followed through its imports (rnnrepro.code_identity.package_code). The report's code (its figures,
+# followed through its imports (rnnrepro.plan.code_identity.package_code). The report's code (its figures,
 # tables and notebooks' helpers, and what they import besides) is apart, so that editing a plot renders the
 # reports again without judging every claim again.
 CLAIMS_CODE = [str(p) for p in package_code("claims", SOURCE)]
@@ -52,7 +52,7 @@ TASK_CODE = sorted(str(p) for p in (SOURCE / "tasks").rglob("*.py"))
 
 wildcard_constraints:
     study="|".join(STUDIES) or "no-study",
-    run=r"task~[^/]+/model~[^/]+/cell~[^/]+/cfg~[0-9a-f]{10}/seed~\d+",
+    run=RUN_FOLDER_PATTERN,
     dataset=r"[A-Za-z0-9_.\-]+",
     artifact=r"[A-Za-z0-9_]+",
     pack=r"pack_[0-9a-f]{10}",
@@ -80,7 +80,7 @@ def run_params(wildcards):
 @rule_function
 def run_code(wildcards):
     """The identity of the code the run executes (its cell's, model's and task's modules and the
-    training loop, rnnrepro.code_identity): a param, so that changing that code reruns it."""
+    training loop, rnnrepro.plan.code_identity): a param, so that changing that code reruns it."""
     run_config(wildcards)  # a run of the plan
     return PLAN.run_codes[wildcards.run]
 
@@ -103,7 +103,8 @@ def dataset_of(folder):
 
 
 def prepared_file(key):
-    return f"resources/prepared/{key}.json.gz"
+    """The prepared dataset ``key`` (rnnrepro.plan.layout.prepared_file), as the rules name it."""
+    return str(layout_prepared_file(key))
 
 
 @rule_function
@@ -192,7 +193,7 @@ def analysis_runs(wildcards):
 def analysis_inputs(wildcards):
     """Final models of the runs an analysis reads, the datasets they were trained on, and the
     datasets the analysis names itself (``datasets``); or, for an artifact whose rows are another's
-    (``analysis_from``, rnnrepro.analysis_from), that artifact's table alone."""
+    (``analysis_from``, rnnrepro.plan.analysis_from), that artifact's table alone."""
     artifact = the_artifact(wildcards)
     if artifact.rows_from is not None:
         return {"rows_of": LAYOUT.analysis(wildcards.study, artifact.rows_from)}
@@ -267,7 +268,7 @@ PACKS = [Pack(members) for members in PLAN.packs]
 def trained_output(folder, product):
     """The file that rules reading run ``folder``'s ``product`` (metrics.json, model.pt) ask for,
     the file itself when the run trains alone (rule train), else the record its pack's or
-    bundle's job writes last, ``packs/<name>/trained.json`` (rnnrepro.jobs), so that training
+    bundle's job writes last, ``packs/<name>/trained.json`` (rnnrepro.plan.jobs), so that training
     the pack or bundle again reruns what reads its runs. A pack or a bundle is one rule with a
     wildcard whose one output is that record, rather than a rule per job declaring every member's
     files. So planning the paper plan matches one rule per file asked for, not 1,389 rules, and

@@ -6,7 +6,7 @@
 # on the device at hand (python -m rnnrepro.cost; its --help says what is counted) and writes
 # results/<scale>/cost.csv: per run its steps, seconds per step, estimated hours and peak memory.
 # It is never part of `all`. It runs where snakemake runs (a login node has no GPU): on a
-# cluster, run `python -m rnnrepro.cost` on a GPU node instead (README, "On a SLURM cluster").
+# cluster, run `python -m rnnrepro.cost` on a GPU node instead (docs/cluster.md).
 #
 # When results/<scale>/cost.csv exists, it is read once when the workflow is parsed, and the
 # train job of every run it has asks for (rnnrepro.cost.runtime_minutes and memory_mb)

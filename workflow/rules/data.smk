@@ -20,7 +20,7 @@ rule prepare_dataset:
     input:
         ancient("resources/data/{dataset}/SHA256SUMS"),
     output:
-        "resources/prepared/{dataset}.json.gz",
+        prepared_file("{dataset}"),
     params:
         identity=prepared_identity,
     log:

@@ -4,7 +4,7 @@
 # rendered to HTML, which reads only its declared inputs. Over every study, the index page.
 
 
-# The plan is the parse-time one, which the parse keeps (rnnrepro.workflow_plan) and the script reads
+# The plan is the parse-time one, which the parse keeps (rnnrepro.plan.kept) and the script reads
 # back; its param is the plan's digest, so that a changed plan, and only that, rewrites it.
 rule plan:
     output:

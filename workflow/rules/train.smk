@@ -6,7 +6,7 @@
 # resume state, is not declared, so a failed or preempted job never loses it to Snakemake's
 # clean-up and the rerun resumes from it.
 # A run reruns when its settings, its dataset's content or the code it executes changes
-# (params; see src/rnnrepro/code_identity.py): a new cell, model or task file reruns nothing.
+# (params; see src/rnnrepro/plan/code_identity.py): a new cell, model or task file reruns nothing.
 
 
 rule train:

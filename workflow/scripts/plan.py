@@ -1,5 +1,5 @@
 """Snakemake adapter: write a study's plan (plans/<study>.json), the one the workflow worked out when
-it was parsed: found among the plans that parse keeps (rnnrepro.workflow_plan) by its digest, the
+it was parsed: found among the plans that parse keeps (rnnrepro.plan.kept) by its digest, the
 rule's param. A script, not a ``run:`` block: Snakemake runs those in a new Snakemake process that
 parses the whole workflow again (about 4 s a study), where this reads a kept plan back in a
 fraction of a second."""
@@ -9,8 +9,8 @@ from pathlib import Path
 sys.path.insert(0, snakemake.scriptdir)
 from _log import to_log_file  # noqa: E402
 
-from rnnrepro.studies import plan_digest_of, write_plan  # noqa: E402
-from rnnrepro.workflow_plan import kept_study, work_out_plan  # noqa: E402
+from rnnrepro.plan.studies import plan_digest_of, write_plan  # noqa: E402
+from rnnrepro.plan.kept import kept_study, work_out_plan  # noqa: E402
 
 to_log_file(snakemake.log[0])
 root, name, digest = Path(snakemake.scriptdir).resolve().parents[1], snakemake.wildcards.study, snakemake.params.digest

@@ -13,7 +13,7 @@ from _log import to_log_file  # noqa: E402
 import torch  # noqa: E402
 
 from rnnrepro import atomic  # noqa: E402
-from rnnrepro.jobs import write_record  # noqa: E402
+from rnnrepro.plan.jobs import write_record  # noqa: E402
 from rnnrepro.train import EXIT_INTERRUPTED, TrainingInterrupted, train_run  # noqa: E402
 
 

@@ -8,7 +8,7 @@ from _log import to_log_file  # noqa: E402
 
 import torch  # noqa: E402
 
-from rnnrepro.jobs import write_record  # noqa: E402
+from rnnrepro.plan.jobs import write_record  # noqa: E402
 from rnnrepro.packing import train_pack  # noqa: E402
 from rnnrepro.train import EXIT_INTERRUPTED, TrainingInterrupted  # noqa: E402
 

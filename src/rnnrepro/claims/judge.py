@@ -27,6 +27,7 @@ import pandas as pd
 from ..metrics.items import SplitItems
 from .inference import ITEMS, Arm, Decision
 from .kinds.base import Check
+from ..plan.layout import SCALES
 from .kinds.build import AllOf, build_check
 from .noise import BY_ITEMS, Context
 from .power import what_decides
@@ -35,7 +36,6 @@ from .selection import same_unit
 from .verdict import (CONSISTENT, IN_SIGN, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD, PARTIAL, STATUS, ClaimResult, Part,
                       Verdict)
 
-SCALES = ("ci", "mini", "paper")  # smallest first
 NO_NUMBERS = "the paper gives no numbers for it"
 
 

@@ -23,8 +23,8 @@ import pandas as pd
 from .. import tables
 from ..labels import label_columns
 from ..metrics.items import SplitItems, load_study_items
-from ..studies import Study, study_from_plan
-from ..study_inputs import ANALYSIS_INPUT, StudyInputs  # noqa: F401 (part of this module's interface)
+from ..plan.studies import Study, parse_run_folder, study_from_plan
+from ..plan.study_inputs import ANALYSIS_INPUT, StudyInputs  # noqa: F401 (part of this module's interface)
 from .judge import judge_claim
 from .noise import policy_of, reference_spreads
 from .regime import RegimeCheck, check_regime
@@ -149,7 +149,8 @@ class StudyData:
             mine = plan[(plan["study"].astype(str).str.split(";").map(lambda s: self.study.name in s))
                         & (plan["artifacts"].astype(str).str.split(";").map(lambda a: artifact in a))]
             if len(mine):
-                groups = mine.groupby(mine["run"].astype(str).str.replace(r"/seed~\d+$", "", regex=True))
+                groups = mine.groupby(mine["run"].astype(str).map(  # the run's configuration: its folder less the seed
+                    lambda run: tuple(value for key, value in parse_run_folder(run).items() if key != "seed")))
                 paper = float(sum(max(0, wanted - len(group)) * float(group["estimated_hours"].mean())
                                   for _, group in groups))
         return here, paper

@@ -2,12 +2,12 @@
 a scale's plan on the device at hand, and size each training job from it.
 
 ``python -m rnnrepro.cost --scale paper`` (or ``snakemake --profile profiles/local cost``) loads
-the plan exactly as the workflow does (:func:`rnnrepro.studies.load_workflow_config`), builds
+the plan exactly as the workflow does (:func:`rnnrepro.plan.studies.load_workflow_config`), builds
 the task and the model of every distinct configuration as training does (the task, then the
 model, as :func:`rnnrepro.train.build_run`; on the prepared data file of its task), times a few
 optimiser steps (:func:`rnnrepro.train.train_step`: forward, backward, clipping, step) and one
 evaluation of the dev split, measures the peak memory, and writes ``results/<scale>/cost.csv``
-(:meth:`rnnrepro.layout.Layout.cost`) with one row per run. The workflow reads that file when
+(:meth:`rnnrepro.plan.layout.Layout.cost`) with one row per run. The workflow reads that file when
 it is parsed and asks, for each training job, ``runtime`` and ``mem_mb`` from it
 (:func:`runtime_minutes`, :func:`memory_mb`; ``workflow/rules/cost.smk``).
 
@@ -24,7 +24,7 @@ an upper bound. Not counted: starting Python and torch, loading the data and bui
 covers them (:data:`RUNTIME_ALLOWANCE_MINUTES`).
 
 Configurations. A configuration is a run's identity without its seed
-(:func:`rnnrepro.studies.settings_digest`); runs of one configuration cost the same. Timing every
+(:func:`rnnrepro.plan.studies.settings_digest`); runs of one configuration cost the same. Timing every
 configuration of the paper plan one by one would take hours (its sine-filter grid alone has
 thousands, differing only in the filter's γ, its acausality and the data seed), so
 configurations that differ only in settings that change neither the work of a step nor the

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..plan.layout import SCALES
 from .costfile import csv_text, read_rows, run_row
 from .measure import BuiltTask, Measurement, clock_of, device_label, measure, release_memory, task_key
 from .plan import dataset_key_of, jobs_of, missing_data, planned_runs, prepared_file, timing_groups
@@ -57,7 +58,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
               srun --gpus=1 --cpus-per-task=4 --time=2:00:00 \\
                 .venv/bin/python -m rnnrepro.cost --scale paper --threads 4
             """))
-    parser.add_argument("--scale", choices=("ci", "mini", "paper"),
+    parser.add_argument("--scale", choices=SCALES,
                         help="scale of the plan (default: config/config.yaml's)")
     parser.add_argument("--studies", nargs="+", metavar="STUDY",
                         help="studies to cost, e.g. --studies pru drnn (default: config/config.yaml's, "
@@ -104,9 +105,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from ..config_check import ConfigError
-    from ..layout import Layout
-    from ..studies import load_workflow_config, load_yaml
+    from ..plan.config_check import ConfigError
+    from ..plan.kept import load_plan
+    from ..plan.layout import Layout
+    from ..plan.studies import load_yaml
 
     try:
         config = load_yaml(args.configfile) or {}
@@ -114,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
                            ("extra_cells", names(args.extra_cells)), ("results", args.results)):
             if value is not None:
                 config[key] = value
-        config, studies = load_workflow_config(config, Path("workflow/schemas"), Path("config/studies"))
+        plan = load_plan(config, Path("."))  # the plan the workflow keeps for these settings
+        config, studies = plan.config, plan.studies
     except ConfigError as error:
         progress(f"configuration error: {error}")
         return 2

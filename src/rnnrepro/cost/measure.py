@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..studies import settings_digest
+from ..plan.studies import settings_digest
 
 
 # -- memory --------------------------------------------------------------------------------------

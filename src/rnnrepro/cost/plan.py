@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..studies import IDENTITY_SECTIONS, runs_of, settings_digest
+from ..plan.layout import prepared_file  # noqa: F401 (part of this module's interface)
+from ..plan.studies import IDENTITY_SECTIONS, runs_of, settings_digest
 
 #: Settings that change neither the work of one training step nor the number of steps per epoch
 #: (per section; ``task`` per task name, ``*`` for every task): configurations differing only in
@@ -74,9 +75,6 @@ def dataset_key_of(identity: dict[str, Any]) -> str | None:
     return TASKS[task.pop("name")].dataset(**task)
 
 
-def prepared_file(key: str, root: Path = Path(".")) -> Path:
-    """The prepared dataset file of ``key`` (the workflow's ``resources/prepared/<key>.json.gz``)."""
-    return Path(root) / "resources" / "prepared" / f"{key}.json.gz"
 
 
 @dataclass
@@ -120,8 +118,8 @@ def jobs_of(studies: dict, packing: dict[str, Any] | None, bundling: dict[str, A
     (``packing``, ``bundling``: the workflow config's sections; ``runtime_hours``: run folder ->
     the runtime its cost plan row asks for, :func:`rnnrepro.cost.resources.runtime_hours`, which
     bundles are sized from), as the workflow makes those jobs."""
-    from ..bundles import Bundling, plan_bundles
-    from ..packing import Packing, plan_packs
+    from ..plan.bundles import Bundling, plan_bundles
+    from ..plan.packs import Packing, plan_packs
 
     runs = runs_of(studies)
     packs = plan_packs(runs, Packing.from_config(packing))

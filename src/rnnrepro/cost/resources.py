@@ -62,7 +62,7 @@ def memory_mb(row: dict[str, Any], allowance: float = MEMORY_ALLOWANCE_MB) -> in
 
 def runtime_hours(costs: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Run folder -> the hours its job would ask for, less the allowance: estimated_hours · margin
-    (what :mod:`rnnrepro.bundles` adds up)."""
+    (what :mod:`rnnrepro.plan.bundles` adds up)."""
     return {folder: float(row["estimated_hours"]) * margin_of(row) for folder, row in costs.items()}
 
 
@@ -111,7 +111,7 @@ class TrainResources:
                                      "margin": margin_of(rows[0])})}
 
     def bundle_memory(self, folders: Iterable[str]) -> dict[str, Any]:
-        """``mem_mb`` for a bundle (rnnrepro.bundles), whose runs train one after another: its
+        """``mem_mb`` for a bundle (rnnrepro.plan.bundles), whose runs train one after another: its
         largest run's."""
         if not self.costs:
             return {}

@@ -31,7 +31,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
               resume       a run of each --kill task with a checkpoint every step, killed with SIGKILL
                            past half its steps and run again: identical to it uninterrupted?
               pack         packs of the `ci` plan (on a GPU packing {size: 16, max_hidden: null}, as
-                           the README advises there) against their runs alone: within 1e-4?
+                           docs/cluster.md advises there) against their runs alone: within 1e-4?
               speed        each cell's training step over nn.LSTM's (cuDNN on a GPU), and a pack of
                            sine-filter runs against the same runs one after another
               cost         a sample of the paper plan's configurations timed as `python -m rnnrepro.cost`
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from ..packing import Packing
+    from ..plan.packs import Packing
     from ..train import CUBLAS_WORKSPACE_CONFIG, deterministic_requested, pick_device
 
     if deterministic_requested():  # before CUDA starts, as a run sets it (rnnrepro.train.Kernels)

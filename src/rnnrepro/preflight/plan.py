@@ -1,5 +1,6 @@
 """The plans the pre-flight samples from: the studies of a scale, the runs in them, and the
-prepared data each needs (the workflow's ``resources/prepared/<key>.json.gz``)."""
+prepared data each needs (the workflow's ``resources/prepared/<key>.json.gz``). A scale's plan is
+the one the workflow keeps for the same settings (:func:`rnnrepro.plan.kept.load_plan`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..cost.plan import PlannedRun, dataset_key_of, planned_runs, prepared_file
-from ..studies import load_workflow_config, load_yaml
+from ..plan.kept import load_plan as load_kept_plan
+from ..plan.studies import load_yaml
 
 
 @dataclass
@@ -27,8 +29,8 @@ def load_plan(scale: str, configfile: Path = Path("config/config.yaml"), **overr
     """The plan of ``scale`` with every study (run from the repository root)."""
     config = dict(load_yaml(configfile) or {}, scale=scale, **overrides)
     config.pop("studies", None)
-    config, studies = load_workflow_config(config, Path("workflow/schemas"), Path("config/studies"))
-    return Plan(scale, studies, config)
+    plan = load_kept_plan(config, Path("."))
+    return Plan(scale, plan.studies, plan.config)
 
 
 def data_of(identity: dict[str, Any]) -> tuple[Path | None, bool]:

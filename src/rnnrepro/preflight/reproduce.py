@@ -2,7 +2,7 @@
 packs against their runs alone; each compared on its metrics (``metrics.json`` without its
 provenance, which holds times) and its learning curve (``curve.tsv``).
 
-- Twice: the same config and seed must give identical metrics (README, "Training runs").
+- Twice: the same config and seed must give identical metrics (docs/training.md).
 - Killed: a run killed with SIGKILL once its checkpoint has passed half its steps (checkpoints
   every step), then run again, must end with the metrics of the uninterrupted run.
 - Packed: each member of a pack (:mod:`rnnrepro.packing`) must end within
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..cost.plan import PlannedRun
-from ..packing import Packing, plan_packs, train_pack
+from ..packing import train_pack
+from ..plan.packs import Packing, plan_packs
 from ..train import train_run
 from .plan import data_of
 from .table import Row

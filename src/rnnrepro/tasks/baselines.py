@@ -7,7 +7,7 @@ predictor runs through the task's own ``evaluate`` as a :class:`Fixed` model, so
 the items counted, the padding and the metric formulas are exactly those of a trained model.
 
 The predictors live here, one function per task class, and not in the task modules: a task's
-module is part of the code identity of every run of it (:mod:`rnnrepro.code_identity`), and a
+module is part of the code identity of every run of it (:mod:`rnnrepro.plan.code_identity`), and a
 baseline, which trains nothing, must not retrain finished runs.
 """
 from __future__ import annotations

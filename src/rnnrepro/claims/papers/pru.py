@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from ...labels import CELL_ORDER, natural_key, ordered
+from ...labels import CELL_ORDER, cell_name, natural_key, ordered
 from ...metrics.formats import format_value
 from ..kinds.base import NEUTRAL, NEUTRAL_SEEDS, PAPER_CHECKS, Check
 from ..kinds.compare import Compare
@@ -21,13 +21,6 @@ from ..noise import ONE_SEED, combined, decide, noise_text, spread_of, with_spre
 from ..regime import matching
 from ..selection import name_of, pair_side, select, unit_key, unit_name
 from ..verdict import Verdict, verdict_of
-
-
-CELL_NAMES = {"lstm": "LSTM", "lstm_plus": "LSTM+", "pru": "PRU", "pru_plus": "PRU+"}
-
-
-def cell_name(cell: str) -> str:
-    return CELL_NAMES.get(cell, cell)
 
 
 @PAPER_CHECKS.register("pru:GeneralizesBetter")

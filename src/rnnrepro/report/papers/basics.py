@@ -15,15 +15,10 @@ import math
 import pandas as pd
 
 from ...claims.papers.basics import STATES
-from ...labels import CELL_ORDER, natural_key, ordered
+from ...labels import CELL_ORDER, cell_name, natural_key, ordered
 from ..study import StudyReport, display_markdown, display_table
 
-CELL_NAMES = {"srn": "SRN", "lstm": "LSTM", "gru": "GRU"}
 CELL_COLOURS = {"srn": "tab:red", "lstm": "tab:blue", "gru": "tab:green"}
-def cell_name(cell: str) -> str:
-    return CELL_NAMES.get(cell, cell)
-
-
 def numeric(table: pd.DataFrame) -> pd.DataFrame:
     """An analysis table with ``value`` as numbers."""
     return table.assign(value=pd.to_numeric(table["value"], errors="coerce")) if len(table) else table

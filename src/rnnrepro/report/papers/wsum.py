@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...labels import cell_name
 from ...metrics.formats import format_mean_std
 from .. import frames, plots
 from ..study import StudyReport, display_markdown, display_table
 
-#: The paper's names of the cells.
-PAPER_NAMES = {"lstm": "LSTM", "lstm_minus_gates": "− GATES", "lstm_minus_srnn": "− S-RNN",
-               "lstm_minus_srnn_out": "− S-RNN − OUT"}
+#: The paper's cells, in its tables' order (their names: rnnrepro.labels.CELL_NAMES).
+PAPER_CELLS = ("lstm", "lstm_minus_gates", "lstm_minus_srnn", "lstm_minus_srnn_out")
 CONFIGURATIONS = {"medium": "PTB (Medium Model)", "large": "PTB (Large Model)", "bwb": "BWB (LSTM-2048-512)"}
 #: The paper's sizes of Table 1's PTB configurations (layers × units).
 PAPER_SIZES = {"medium": "2 × 650", "large": "2 × 1500"}
@@ -64,7 +64,7 @@ def paper_table(report: StudyReport, artifact: str, metrics: tuple[str, ...], gr
         return
     joined = joined[joined["metric"].isin(metrics)]
     keys = [group] if group and group in joined else []
-    order = {name: i for i, name in enumerate([*(group_names or {}), *PAPER_NAMES])}
+    order = {name: i for i, name in enumerate([*(group_names or {}), *PAPER_CELLS])}
     rows = []
     for key, part in sorted(joined.groupby([*keys, "cell"], sort=False),
                             key=lambda item: [order.get(k, len(order)) for k in item[0]]):
@@ -72,7 +72,7 @@ def paper_table(report: StudyReport, artifact: str, metrics: tuple[str, ...], gr
         row = {}
         if keys:
             row["configuration"] = (group_names or {}).get(record[group], record[group])
-        row["model"] = PAPER_NAMES.get(record["cell"], record["cell"])
+        row["model"] = cell_name(record["cell"])
         ran = False
         for metric in metrics:
             hit = part[part["metric"] == metric]

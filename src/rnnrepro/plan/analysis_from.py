@@ -12,7 +12,7 @@ Table 4's rows are exactly Table 3's rows of the runs Table 4 reads. The study f
 
 and the workflow copies those rows instead of decoding again. The artifact still declares its
 analysis (its metrics and labels are that analysis's, for the checks of its claims);
-:func:`rnnrepro.studies.check_analysis_from` requires the same analysis parameters and runs
+:func:`rnnrepro.plan.studies.check_analysis_from` requires the same analysis parameters and runs
 read among the source's, so the copy is what the analysis would compute.
 
 Light on purpose (pandas only): the job that copies rows starts no torch.
@@ -50,7 +50,7 @@ def rows_for_runs(source: str | Path, runs: list[dict]) -> pd.DataFrame:
 
 def write_rows_for_runs(source: str | Path, runs: list[dict], out_csv: str | Path) -> None:
     """:func:`rows_for_runs` written to ``out_csv`` atomically."""
-    from .atomic import atomic_path
+    from ..atomic import atomic_path
 
     rows = rows_for_runs(source, runs)
     with atomic_path(out_csv) as tmp:

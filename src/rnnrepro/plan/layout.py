@@ -18,7 +18,12 @@ the code that reads them gets them from the workflow, never builds them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+#: The scales, smallest first (workflow/schemas' enums of a scale are held equal to it by a test).
+SCALES = ("ci", "mini", "paper")
+#: Where the tasks' prepared datasets live, shared by every scale (relative to the workflow's folder).
+PREPARED = "resources/prepared"
 RUN_FILES = ("config.json", "metrics.json", "curve.tsv", "model.pt")
 
 
@@ -34,7 +39,7 @@ class Layout:
         return f"{self.results}/{self.scale}"
 
     def run(self, folder: str, name: str | None = None) -> str:
-        """A run's folder (``folder`` from :func:`rnnrepro.studies.run_folder`), or a file in it."""
+        """A run's folder (``folder`` from :func:`rnnrepro.plan.studies.run_folder`), or a file in it."""
         path = f"{self.root}/runs/{folder}"
         return f"{path}/{name}" if name else path
 
@@ -87,3 +92,9 @@ class Layout:
         """The cost plan (``python -m rnnrepro.cost``): per run, steps, seconds per step, estimated
         hours and peak memory, from which the train jobs' runtime and mem_mb are sized."""
         return f"{self.root}/cost.csv"
+
+
+def prepared_file(key: str, root: str | Path = ".") -> Path:
+    """The prepared dataset ``key`` (what the workflow's ``prepare_dataset`` rule writes):
+    ``<root>/resources/prepared/<key>.json.gz``."""
+    return Path(root, PREPARED, f"{key}.json.gz")

@@ -42,10 +42,10 @@ runs resume from their finished checkpoints (whose key holds the code they ran,
 :func:`rnnrepro.train.checkpoint_key`), train nothing and write their outputs again.
 
 Sizes (config/config.yaml, ``size`` per scale): 8-hour bundles cut the paper plan (this CPU's cost
-plan) from 5,026 training submissions to 1,912 (at 6312b34); ``size`` bounds a bundle where runs
+plan) from 5,026 training submissions to 1,912 (docs/performance.md, Bundles); ``size`` bounds a bundle where runs
 are short: 6 at the paper scale; 12 at `mini`, where a bundle takes a few minutes at most, so that
 on a laptop no bundle holds the other core idle long at the end (replaying the run times of a
-`mini` run at de26ab7 on two cores in random orders, training jobs only, the median span was 1,855 s with
+`mini` run on two cores in random orders, training jobs only, the median span was 1,855 s with
 bundles of up to 6, 1,806 s with 12 and 1,791 s with 16, the longest bundle 203, 239 and 295 s);
 24 at `ci`, whose runs take a second or two. The `ci` plan trains 141 runs in 21 jobs (33 with
 bundles of one artifact and at most 6 runs), the `mini` plan 334 runs in 36 (62).

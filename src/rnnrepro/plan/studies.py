@@ -20,6 +20,7 @@ import copy
 import hashlib
 import itertools
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,7 @@ def plan_digest_of(study: Study) -> str:
 
 def write_plan(study: Study, path: str | Path) -> None:
     """Write the plan atomically (the workflow's ``plan`` rule)."""
-    from .atomic import write_text
+    from ..atomic import write_text
 
     write_text(path, plan_text(study))
 
@@ -205,10 +206,10 @@ def fill_defaults(instance: dict, schema: dict) -> dict:
 
 def registry_enums(study_schema: dict) -> dict:
     """The study schema with the task, model, cell and analysis name enums from the registries."""
-    from .analyses import ANALYSES
-    from .cells import CELLS
-    from .models import MODELS
-    from .tasks import TASKS
+    from ..analyses import ANALYSES
+    from ..cells import CELLS
+    from ..models import MODELS
+    from ..tasks import TASKS
 
     schema = copy.deepcopy(study_schema)
     schema["$defs"]["task_name"]["enum"] = TASKS.names()
@@ -273,10 +274,23 @@ def canonical(value: Any) -> Any:
     return value
 
 
+#: A run folder as :func:`run_folder` names it (the workflow's ``{run}`` wildcard).
+RUN_FOLDER_PATTERN = r"task~[^/]+/model~[^/]+/cell~[^/]+/cfg~[0-9a-f]{10}/seed~\d+"
+
+
 def run_folder(identity: dict) -> str:
     """``task~pos/model~brnn/cell~lstm/cfg~1a2b3c4d5e/seed~1``: readable names, then the digest."""
     names = [f"{axis}~{identity[axis]['name']}" for axis in FIXED_AXES]
     return "/".join([*names, f"cfg~{settings_digest(identity)}", f"seed~{identity['seed']}"])
+
+
+def parse_run_folder(folder: str) -> dict[str, str | int]:
+    """The parts :func:`run_folder` joined: ``{"task": "pos", "model": "brnn", "cell": "lstm",
+    "cfg": "1a2b3c4d5e", "seed": 1}``; a ValueError names a folder not of that form."""
+    if not re.fullmatch(RUN_FOLDER_PATTERN, folder):
+        raise ValueError(f"{folder!r} is not a run folder (task~<task>/model~<model>/cell~<cell>/cfg~<digest>/seed~<n>)")
+    parts = dict(part.split("~", 1) for part in folder.split("/"))
+    return {**parts, "seed": int(parts["seed"])}
 
 
 # -- grid expansion ----------------------------------------------------------------------------
@@ -299,8 +313,8 @@ ALL_CELLS = "all"  # ``cell: all`` in a grid: every registered cell
 
 def registered_cells() -> list[str]:
     """Every registered cell: the papers' in the reports' order, then any other, by name."""
-    from .cells import CELLS
-    from .labels import CELL_ORDER
+    from ..cells import CELLS
+    from ..labels import CELL_ORDER
 
     rank = {name: i for i, name in enumerate(CELL_ORDER)}
     return sorted(CELLS.names(), key=lambda name: (rank.get(name, len(rank)), name))
@@ -464,7 +478,7 @@ def expand_study(name: str, study: dict, scale: str, checker: RunChecker | None 
 
 
 def check_analysis_from(artifact: Artifact, study: Study) -> None:
-    """An artifact whose analysis rows are copied from another's (:mod:`rnnrepro.analysis_from`)
+    """An artifact whose analysis rows are copied from another's (:mod:`rnnrepro.plan.analysis_from`)
     runs the same analysis, with the same parameters, on runs all of which the other reads:
     otherwise the copy would not be what its analysis computes, and the study file is wrong."""
     name = artifact.rows_from
@@ -524,7 +538,7 @@ def labels_match(labels: dict, where: dict) -> bool:
 
 def check_analysis(artifact: str, params: dict) -> dict:
     """An analysis artifact's params, checked against the analysis function's signature."""
-    from .analyses import ANALYSES
+    from ..analyses import ANALYSES
     from .config_check import check_kwargs
 
     params = dict(params)
@@ -537,7 +551,7 @@ def check_analysis(artifact: str, params: dict) -> dict:
         check_kwargs(f"analysis {name!r}", function, params, skip={"seed", "runs", "data"})
     except ConfigError as error:
         raise ConfigError(f"artifacts.{artifact}.analysis: {error}") from None
-    from .data.sources import DATASETS
+    from ..data.sources import DATASETS
 
     unknown = sorted(set(params.get("datasets") or []) - set(DATASETS))
     if unknown:
@@ -582,7 +596,7 @@ def load_workflow_config(config: dict, schema_dir: Path, studies_dir: Path) -> t
     config_schema = load_yaml(schema_dir / "config.schema.yaml")
     known = study_names(studies_dir)
     config_schema["properties"]["studies"]["items"]["enum"] = known
-    from .cells import CELLS
+    from ..cells import CELLS
 
     config_schema["properties"]["extra_cells"]["items"]["enum"] = CELLS.names()
     validate(config, config_schema, "config")

@@ -1,9 +1,9 @@
 """The workflow's plan, worked out once for each state of what decides it.
 
 When Snakemake parses the Snakefile, the workflow validates the configuration, expands every
-study into its runs (:func:`rnnrepro.studies.load_workflow_config`) and works out, for each run,
-the dataset it reads, the identity of the code it executes (:mod:`rnnrepro.code_identity`) and
-the pack it trains in (:func:`rnnrepro.packing.plan_packs`). All of that asks the registries of
+study into its runs (:func:`rnnrepro.plan.studies.load_workflow_config`) and works out, for each run,
+the dataset it reads, the identity of the code it executes (:mod:`rnnrepro.plan.code_identity`) and
+the pack it trains in (:func:`rnnrepro.plan.packs.plan_packs`). All of that asks the registries of
 cells, models and tasks, so it imports torch: with the paper scale's cost plan, ``snakemake -n
 -q all`` took 10.9 s on a 2-core machine working it out and 7.2 s reading it back.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_path
+from ..atomic import atomic_path
 from .code_identity import PACKAGE
 from .studies import Study, load_workflow_config, plan_digest_of, runs_of
 from .study_metrics import PUBLISHED
@@ -55,7 +55,7 @@ class WorkflowPlan:
 
     @property
     def runs(self) -> dict[str, dict]:
-        """Run folder -> identity (:func:`rnnrepro.studies.runs_of`)."""
+        """Run folder -> identity (:func:`rnnrepro.plan.studies.runs_of`)."""
         return runs_of(self.studies)
 
 
@@ -63,8 +63,8 @@ def work_out_plan(config: dict, root: Path) -> WorkflowPlan:
     """The plan of ``config`` for the project at ``root`` (imports the registries, and torch)."""
     from .code_identity import (analysis_code_identity, copied_rows_identity, packed_loop_identity,
                                 run_code_identity)
-    from .packing import Packing, plan_packs
-    from .tasks import TASKS
+    from .packs import Packing, plan_packs
+    from ..tasks import TASKS
 
     config, studies = load_workflow_config(config, root / "workflow" / "schemas", root / "config" / "studies")
     runs = runs_of(studies)
@@ -139,7 +139,7 @@ def kept_plans(folder: Path) -> list[Path]:
 
 def kept_study(root: str | Path, name: str, digest: str) -> Study | None:
     """Study ``name`` as the newest kept plan holding it with plan digest ``digest``
-    (:func:`rnnrepro.studies.plan_digest_of`), or None when no kept plan does: how the workflow's
+    (:func:`rnnrepro.plan.studies.plan_digest_of`), or None when no kept plan does: how the workflow's
     ``plan`` job finds the study its parse worked out without parsing the workflow again."""
     for path in kept_plans(Path(root) / CACHE_FOLDER):
         try:

@@ -88,7 +88,7 @@ def _tiny_cell_problem(cell_json: str) -> str | None:
     """Build a tiny instance (2 × 2) of the cell: settings that do not fit together (e.g. an
     identity W_hh for a cell without one) fail there. Once per cell setting (the paper plan has
     thousands of runs and a few dozen cell settings)."""
-    from .cells import CELLS
+    from ..cells import CELLS
 
     cell = json.loads(cell_json)
     name = cell.pop("name")
@@ -108,9 +108,9 @@ SECTION_SKIP = {  # constructor parameters a run's section does not set
 
 def _check_section(cfg: dict, section: str) -> None:
     """The name and parameters of a run's task, model or cell."""
-    from .cells import CELLS
-    from .models import MODELS
-    from .tasks import TASKS
+    from ..cells import CELLS
+    from ..models import MODELS
+    from ..tasks import TASKS
 
     registry = {"task": TASKS, "model": MODELS, "cell": CELLS}[section]
     params = dict(cfg.get(section) or {})
@@ -128,7 +128,7 @@ def _check_section(cfg: dict, section: str) -> None:
 
 
 def _check_train(cfg: dict) -> None:
-    from .train import TrainConfig
+    from ..train import TrainConfig
 
     try:
         check_dataclass("train", TrainConfig, cfg.get("train") or {})
@@ -137,7 +137,7 @@ def _check_train(cfg: dict) -> None:
 
 
 def _check_watched(cfg: dict) -> None:
-    from .train import TrainConfig, check_watched
+    from ..train import TrainConfig, check_watched
 
     try:
         check_watched(cfg, TrainConfig(**(cfg.get("train") or {})))
@@ -152,7 +152,7 @@ def _check_cell_builds(cfg: dict) -> None:
 
 
 def _check_compatible(cfg: dict) -> None:
-    from .models import MODELS, compatible
+    from ..models import MODELS, compatible
 
     model, task = cfg["model"]["name"], cfg["task"]["name"]
     if not compatible(model, task):

@@ -27,7 +27,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent
 NAME = "rnnrepro"
 #: The code every run executes whatever its cell, model and task.
 SHARED_TRAINING_CODE = (f"{NAME}.train",)
@@ -36,7 +36,7 @@ PACKED_TRAINING_CODE = f"{NAME}.packing"
 #: Folders and files holding code a run can execute, and the record its pack's or bundle's job writes
 #: (the DVC train stage's code deps).
 TRAINING_CODE = ("cells", "layers.py", "models", "tasks", "metrics", "data", "train.py", "packing.py", "registry.py",
-                 "atomic.py", "bounds.py", "jobs.py", "allocator.py")
+                 "atomic.py", "bounds.py", "plan/jobs.py", "allocator.py")
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,9 +116,9 @@ def digest(files: tuple[Path, ...], package: Path = PACKAGE) -> str:
 
 def run_modules(task: str, model: str, cell: str) -> tuple[str, ...]:
     """The modules a run of this task, model and cell starts from (see the module docstring)."""
-    from .cells import CELLS
-    from .models import MODELS
-    from .tasks import TASKS
+    from ..cells import CELLS
+    from ..models import MODELS
+    from ..tasks import TASKS
 
     return tuple(sorted({*SHARED_TRAINING_CODE, TASKS.module_of(task), MODELS.module_of(model),
                          CELLS.module_of(cell)}))
@@ -139,8 +139,8 @@ def packed_loop_identity(package: Path = PACKAGE) -> str:
 
 def copied_rows_identity(package: Path = PACKAGE) -> str:
     """sha256 of the code that copies another analysis artifact's rows (``analysis_from``:
-    rnnrepro.analysis_from), the code such an artifact's job executes."""
-    return digest(code_files((f"{NAME}.analysis_from",), package), package)
+    rnnrepro.plan.analysis_from), the code such an artifact's job executes."""
+    return digest(code_files((f"{NAME}.plan.analysis_from",), package), package)
 
 
 def package_code(subpackage: str, package: Path = PACKAGE) -> tuple[Path, ...]:
@@ -155,6 +155,6 @@ def package_code(subpackage: str, package: Path = PACKAGE) -> tuple[Path, ...]:
 def analysis_code_identity(analysis: str, package: Path = PACKAGE) -> str:
     """sha256 of an analysis's module and what it imports, and of the shared training code
     (which rebuilds the trained models it reads)."""
-    from .analyses import ANALYSES
+    from ..analyses import ANALYSES
 
     return digest(code_files(tuple(sorted({*SHARED_TRAINING_CODE, ANALYSES.module_of(analysis)})), package), package)

@@ -1,7 +1,7 @@
 """Jobs that train several runs: packs and bundles, their names and the record each writes.
 
 A pack (:mod:`rnnrepro.packing`: runs trained together as one batched model) and a bundle
-(:mod:`rnnrepro.bundles`: runs trained one after another) are each one Snakemake job, named by
+(:mod:`rnnrepro.plan.bundles`: runs trained one after another) are each one Snakemake job, named by
 their members (:func:`job_name`), which trains the runs into their own folders and then writes
 its record, ``packs/<name>/trained.json`` (``workflow/rules/pack.smk``, ``bundle.smk``). The
 workflow declares that record as the job's one output, and the rules that read its runs
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Iterable
 
-from .atomic import write_json
-from .data.fetch import sha256_of
+from ..atomic import write_json
+from ..data.fetch import sha256_of
 
 RECORDED = ("metrics.json", "model.pt")  # model.pt, written last, marks a finished run
 
@@ -54,7 +54,7 @@ class Pack(TrainedTogether):
 
 
 class Bundle(TrainedTogether):
-    """Run folders trained one after another (:mod:`rnnrepro.bundles`)."""
+    """Run folders trained one after another (:mod:`rnnrepro.plan.bundles`)."""
 
     KIND = "bundle"
 

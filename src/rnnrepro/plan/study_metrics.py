@@ -38,7 +38,7 @@ SHOWN = 40
 
 
 class PlannedStudy(Protocol):
-    """What :func:`check_metrics` reads of an expanded study (a :class:`rnnrepro.studies.Study`,
+    """What :func:`check_metrics` reads of an expanded study (a :class:`rnnrepro.plan.studies.Study`,
     which imports this module: the annotation names no class of it)."""
 
     @property
@@ -60,7 +60,7 @@ def training_metrics(train: Mapping[str, Any]) -> set[str]:
     these ``train`` settings: ``train_loss`` (mean loss of the last epoch), ``steps``, ``params``,
     ``epochs``; ``best_epoch`` with ``patience``; ``diverged`` and ``diverged_step`` with
     ``on_nonfinite: record``."""
-    from .train import TrainConfig
+    from ..train import TrainConfig
 
     cfg = TrainConfig(**train)
     names = {"train_loss", "steps", "params", "epochs"}
@@ -75,7 +75,7 @@ def curve_metrics(train: Mapping[str, Any], dev_metric: str) -> set[str]:
     """The metrics :func:`rnnrepro.train.train_run` puts on ``curve.tsv``: ``train_loss`` (every
     ``log_every`` steps), the task's dev metric and the ``monitor`` metric (every epoch),
     ``grad_norm`` with ``log_grad_norm``, ``lr`` with a learning-rate decay."""
-    from .train import TrainConfig
+    from ..train import TrainConfig
 
     cfg = TrainConfig(**train)
     names = {"train_loss", dev_metric, cfg.monitor or dev_metric}
@@ -89,8 +89,8 @@ def curve_metrics(train: Mapping[str, Any], dev_metric: str) -> set[str]:
 def run_metrics(identity: Mapping[str, Any]) -> set[str]:
     """Every metric of a run in the aggregated run table (:func:`rnnrepro.aggregate.collect`):
     its ``metrics.json`` and the curve means ``mean_<metric>``."""
-    from .aggregate import CURVE_MEAN
-    from .tasks import TASKS
+    from ..aggregate import CURVE_MEAN
+    from ..tasks import TASKS
 
     params = dict(identity["task"])
     task = TASKS[params.pop("name")]
@@ -103,7 +103,7 @@ def run_metrics(identity: Mapping[str, Any]) -> set[str]:
 def analysis_metrics(params: Mapping[str, Any]) -> set[str] | None:
     """The metrics the analysis ``params["name"]`` writes with these parameters, or None when its
     function declares none."""
-    from .analyses import ANALYSES
+    from ..analyses import ANALYSES
 
     params = dict(params)
     declared = getattr(ANALYSES[params.pop("name")], "emitted_metrics", None)
@@ -163,7 +163,7 @@ def listed(names: set[str]) -> str:
 
 def check_metrics(study: S, source: Path | str, published: Path | None = None) -> S:
     """Raise :class:`ConfigError` for every metric a claim or ``show`` of an artifact of ``study``
-    (an expanded :class:`rnnrepro.studies.Study`) names that the artifact will not have; return
+    (an expanded :class:`rnnrepro.plan.studies.Study`) names that the artifact will not have; return
     the study. ``source`` is the study's file, by which the published CSVs are found (or give
     their folder as ``published``)."""
     on_paper = published_metrics(published if published is not None else published_folder(source), study.name)
