@@ -26,6 +26,7 @@ from rnnrepro.data.fetch import (
     fetch_dataset,
     git_blob_of,
     main,
+    mirror_beside,
     sha256_of,
     verify_file,
 )
@@ -99,20 +100,27 @@ def toy(tmp_path: Path) -> tuple[Dataset, Path]:
 
 @pytest.fixture
 def no_env_mirror(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Make sure neither the mirror environment variable nor a mirror beside the repository applies."""
+    """Make sure the mirror environment variable does not apply."""
     monkeypatch.delenv(MIRROR_ENV_VAR, raising=False)
-    monkeypatch.setattr(fetch_module, "BESIDE_REPOSITORY", tmp_path / "no-such-mirror")
 
 
-def test_mirror_beside_the_repository_is_the_last_fallback(toy, tmp_path: Path, no_env_mirror, monkeypatch) -> None:
-    ds, mirror = toy
-    dest = tmp_path / "dest"
-    with pytest.raises(SourceUnavailable, match="no-such-mirror"):  # named in the error when absent
-        fetch_dataset(ds, dest, timeout=2, progress=False)
+def test_without_a_mirror_the_error_says_how_to_name_one(toy, tmp_path: Path, no_env_mirror) -> None:
+    """The package never guesses a mirror from where it is installed: with none given, the error
+    names the three ways to give one."""
+    ds, _ = toy
+    with pytest.raises(SourceUnavailable, match=f"--mirror DIR.*{MIRROR_ENV_VAR}.*data.mirror"):
+        fetch_dataset(ds, tmp_path / "dest", timeout=2, progress=False)
+
+
+def test_the_mirror_beside_a_checkout_is_found_by_its_manifest(tmp_path: Path) -> None:
+    """What the workflow falls back to (workflow/scripts/fetch_dataset.py): ../shared/data beside the
+    checkout, only when it holds a MANIFEST.md."""
+    checkout, mirror = tmp_path / "project", tmp_path / "shared" / "data"
+    mirror.mkdir(parents=True)
+    checkout.mkdir()
+    assert mirror_beside(checkout) is None
     (mirror / "MANIFEST.md").write_text("toy mirror\n")
-    monkeypatch.setattr(fetch_module, "BESIDE_REPOSITORY", mirror)
-    fetch_dataset(ds, dest, timeout=2, progress=False)
-    assert listing(dest) == sorted(TOY_CONTENT)
+    assert mirror_beside(checkout) == mirror.resolve()
 
 
 def listing(folder: Path) -> list[str]:

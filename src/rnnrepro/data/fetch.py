@@ -56,12 +56,12 @@ __all__ = [
     "write_checksums",
     "git_blob_of",
     "main",
+    "mirror_beside",
 ]
 
 logger = logging.getLogger(__name__)
 
 MIRROR_ENV_VAR = "RNNREPRO_DATA_MIRROR"
-BESIDE_REPOSITORY = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # <repo>/../shared/data
 DEFAULT_TIMEOUT = 20.0
 _CHUNK = 1 << 20
 
@@ -244,14 +244,19 @@ def _describe(error: BaseException) -> str:
 
 
 def _mirror_root(mirror: PathLike | None) -> Path | None:
-    """The mirror folder to use: the argument, else the environment variable, else a
-    ``shared/data`` folder beside the repository when it holds a MANIFEST.md, else None."""
+    """The mirror folder to use: the argument, else the environment variable, else None."""
     if mirror is not None:
         return Path(mirror)
     from_env = os.environ.get(MIRROR_ENV_VAR)
-    if from_env:
-        return Path(from_env)
-    return BESIDE_REPOSITORY if (BESIDE_REPOSITORY / "MANIFEST.md").is_file() else None
+    return Path(from_env) if from_env else None
+
+
+def mirror_beside(checkout: PathLike) -> Path | None:
+    """``shared/data`` beside a checkout (``<checkout>/../shared/data``) when it holds a MANIFEST.md,
+    else None: where the workflow looks for a mirror when neither ``data.mirror`` in
+    config/config.yaml nor :data:`MIRROR_ENV_VAR` names one."""
+    candidate = Path(checkout).resolve().parent / "shared" / "data"
+    return candidate if (candidate / "MANIFEST.md").is_file() else None
 
 
 def _keep_existing(target: Path, source: FileSource) -> bool:
@@ -307,7 +312,7 @@ def fetch_file(
     root = _mirror_root(mirror)
     if root is None:
         note = (f"no mirror configured (give --mirror DIR / mirror=..., set {MIRROR_ENV_VAR}, "
-                f"or put one at {BESIDE_REPOSITORY})")
+                f"or data.mirror in config/config.yaml)")
         raise SourceUnavailable(source.name, attempts, note)
     if source.mirror_path is None:
         note = f"the catalogue records no mirror copy of {source.name} (mirror {root} not used)"
