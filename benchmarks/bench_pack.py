@@ -25,29 +25,10 @@ import torch
 
 from rnnrepro.packing import train_pack
 from rnnrepro.plan.packs import Packing
+from rnnrepro.preflight.timing import presence, sine
 from rnnrepro.train import train_run
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def presence(seed: int, cell: str = "elstm") -> dict:
-    """elstm Fig. 5's toy task at T = 10 (paper settings but 200 epochs of the 2,000)."""
-    return {"task": {"name": "presence", "T": 10}, "model": {"name": "basic", "embedding_size": 2, "hidden_size": 1},
-            "cell": {"name": cell, **({"period": 100} if cell == "elstm" else {})},
-            "train": {"optimizer": "adam", "lr": 0.03, "batch_size": 5, "epochs": 200, "log_every": 20,
-                      "checkpoint_every": 2000}, "seed": seed}
-
-
-def sine(seed: int, hidden: int) -> dict:
-    """drnn Fig. 4's sine filter (T = 50, 20 taps, batch 100, Adam 1e-3, clip 1) with 1,000 training
-    sequences (20 steps an epoch) and 10 epochs; runs differ in γ and the data seed, as in the grid."""
-    gammas = [0.1, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 1.5]
-    return {"task": {"name": "sine_filter", "taps": 20, "T": 50, "train_size": 2000, "dev_size": 200,
-                     "test_size": 200, "gamma": gammas[seed % len(gammas)], "acausality": 5,
-                     "data_seed": 1 + seed // len(gammas)},
-            "model": {"name": "delayed", "hidden_size": hidden, "delay": 5}, "cell": {"name": "lstm"},
-            "train": {"optimizer": "adam", "lr": 0.001, "clip": 1.0, "batch_size": 100, "epochs": 10,
-                      "eval_batch_size": 500, "checkpoint_every": 1000, "log_every": 100}, "seed": seed}
 
 
 CASES = {

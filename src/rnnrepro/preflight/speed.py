@@ -1,41 +1,28 @@
-"""How fast the device trains: the cells' steps against torch's nn.LSTM (cuDNN's on a GPU), as
-``benchmarks/bench_cells.py`` times them, and a pack of runs against the same runs one after
-another, as ``benchmarks/bench_pack.py`` times them (whole runs: build, training, evaluations,
-outputs). Both benchmarks are loaded from the repository's ``benchmarks/`` folder."""
+"""How fast the device trains: the cells' steps against torch's nn.LSTM (cuDNN's on a GPU), and
+a pack of runs against the same runs one after another (whole runs: build, training,
+evaluations, outputs), timed as ``benchmarks/bench_cells.py`` and ``benchmarks/bench_pack.py``
+time them (:mod:`.timing`, which both share)."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import shutil
 import time
 from pathlib import Path
-from types import ModuleType
 
+from . import timing as bench
 from .table import Row
-
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
-
-
-def benchmark(name: str) -> ModuleType:
-    """``benchmarks/<name>.py`` as a module."""
-    path = BENCHMARKS / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"rnnrepro_benchmark_{name}", path)
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(f"{path}: the pre-flight runs from a checkout of the repository")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def cells(device: str, steps: int, hidden: int, repeats: int) -> list[Row]:
     """Each registered cell's training step over nn.LSTM's timed beside it (median of ``repeats``
     rounds, batch 20, input 512), and the reference's own step time. The benchmark's targets are
     for the CPU (our loops against oneDNN's); on a GPU the ratios are shown without one."""
-    bench = benchmark("bench_cells")
+    from ..cells import CELLS
+
     args = argparse.Namespace(batch=20, input=512, repeats=repeats, warmup=2, statistic="median", seed=0,
                               device=device)
     started = time.monotonic()
-    names = bench.CELLS.names()
+    names = CELLS.names()
     reference_seconds, ratios, ran = bench.measure(names, steps, hidden, args)
     seconds = time.monotonic() - started
     shape = f"T={steps} H={hidden}"
@@ -59,7 +46,6 @@ def pack(device: str, runs: int, hidden: int | None = None) -> Row:
     from ..packing import train_pack
     from ..train import train_run
 
-    bench = benchmark("bench_pack")
     if hidden is None:
         configs = [bench.presence(seed + 1) for seed in range(runs)]
         for config in configs:  # 50 of bench_pack's 200 epochs: the ratio, in a quarter of the time
