@@ -382,6 +382,9 @@ def test_the_listings_count_shapes_that_differ_from_the_printed_ones():
     differences = table[table["metric"].str.startswith("max_abs_")]
     assert len(differences) == 12 and (differences["value"] < 1e-5).all()
     assert set(table[table["listing"] == "fig23b"]["hidden_shape"]) == {"[8, 2, 8]"}
+    # the shapes each listing prints are in the table (the report shows them from it, not from a constant)
+    assert set(table[table["listing"] == "fig22a"]["printed_output_shape"]) == {"[16, 512, 128]"}
+    assert set(table[table["listing"] == "fig23b"]["printed_output_shape"]) == {""}
 
 
 # ----------------------------------------------------------------------------- checks

@@ -14,6 +14,7 @@ from fakes import fake_inputs, fake_study
 from rnnrepro.analyses import ANALYSES, run_analysis
 from rnnrepro.models import build_model
 from rnnrepro.report.papers import drnn
+from rnnrepro.claims.study import JudgedStudy
 from rnnrepro.report.study import StudyReport
 from rnnrepro.plan.studies import load_study, study_schema_of
 from rnnrepro.tasks import Batch, build_task
@@ -199,9 +200,10 @@ def test_report_on_fake_results_as_the_paper_describes_them(tmp_path):
     analyses = tmp_path / "results" / "mini" / "analyses" / "drnn"
     run_analysis(load_study("drnn", REPO / "config" / "studies", schema, "ci").analyses["theorem1"],
                  analyses / "theorem1.csv")
-    report = StudyReport.load(fake_inputs(tmp_path / "results", study, judged=False))
+    inputs = fake_inputs(tmp_path / "results", study, judged=False)
+    judged, report = JudgedStudy.load(inputs), StudyReport.load(inputs)
     for artifact in ("theorem1", "fig3", "fig4", "table1"):
-        results = report.judge(artifact)
+        results = judged.judge(artifact)
         assert len(results) == len(study.artifacts[artifact].claims)
         if artifact == "theorem1":  # computations are exact
             assert [r.ours.holds for r in results] == [True, False]
@@ -228,7 +230,7 @@ def test_a_leaking_d_lstm_fails_the_bound_in_the_report(tmp_path):
         return numbers
 
     study = fake_study(tmp_path / "results", "drnn", "mini", leak)
-    results = StudyReport.load(fake_inputs(tmp_path / "results", study, judged=False)).judge("fig3")
+    results = JudgedStudy.load(fake_inputs(tmp_path / "results", study, judged=False)).judge("fig3")
     # the Bi-LSTM (one seed: open); the bound: above it beyond the test set's binomial half-width, whatever
     # the seeds, a statement about these trained models (one per delay, weighed on their test items);
     # reaching the Bi-LSTM before T - 1: one seed, open; the LSTM above ½(1 + 1/V); the highest delay

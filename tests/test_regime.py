@@ -101,7 +101,7 @@ def test_a_figure_of_curves_is_read_on_the_scores_of_the_same_models():
     Table 3's runs, where the figure's own summary has no test BLEU."""
     from types import SimpleNamespace
 
-    from rnnrepro.claims.study import StudyData
+    from rnnrepro.claims.study import JudgedStudy
 
     spec = {"on": "table3", "of": {"cell": "lstm"}, "metric": "test_bleu", "basis": "halfway from copying",
             "at_least": {"baseline": "copy", "fraction": 0.5,
@@ -112,7 +112,7 @@ def test_a_figure_of_curves_is_read_on_the_scores_of_the_same_models():
     copying = baselines([{"direction": d, "baseline": "copy", "metric": "test_bleu", "value": 0.2}
                          for d in ("de-en", "en-de")])
 
-    class Data(StudyData):
+    class Data(JudgedStudy):
         def ours(self, artifact):
             return scores[artifact]
 

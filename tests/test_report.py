@@ -416,3 +416,20 @@ def test_a_claim_the_scale_cannot_judge_says_which_scale_it_needs():
     result = judge_claim(claim, "fig2", frame, frame, pd.DataFrame(), "mini")
     assert result.ours.status == "needs the paper scale" and result.published.status == "does not hold"
     assert judge_claim(claim, "fig2", frame, frame, pd.DataFrame(), "paper").ours.status == "does not hold"
+
+
+def test_a_report_imports_the_verdicts_it_shows_and_no_check():
+    """What a report notebook's process imports (the report package and every paper's figures)
+    reads the summary's verdicts: no claim kind, paper check, judging or regime code, no analysis
+    and no torch (judging stands apart from showing; the verdicts are data)."""
+    import subprocess
+    import sys
+
+    script = ("import sys, rnnrepro.report.study, rnnrepro.report.summary\n"
+              "from rnnrepro.report.papers import basics, cells, drnn, elstm, pru, wsum\n"
+              "print('\\n'.join(sorted(sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert "rnnrepro.claims.verdict" in loaded and "rnnrepro.study_data" in loaded
+    forbidden = ("rnnrepro.claims.kinds", "rnnrepro.claims.papers", "rnnrepro.claims.judge", "rnnrepro.claims.regime",
+                 "rnnrepro.claims.study", "rnnrepro.claims.summarise", "rnnrepro.analyses", "torch")
+    assert not [name for name in loaded if name.startswith(forbidden)]

@@ -39,6 +39,11 @@ def cell_name(cell: str) -> str:
     return CELL_NAMES.get(cell, cell)
 
 
+def label_int(text: Any) -> int:
+    """A numeric label as an integer (``"5"``, ``"5.0"``, ``5``); a missing label (``""``, None) is 0."""
+    return int(float(text)) if text not in ("", None) else 0
+
+
 def natural_key(value: Any) -> tuple:
     """Sort key that puts numbers (also as text: "5" < "10") before other text."""
     try:

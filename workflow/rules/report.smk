@@ -51,7 +51,7 @@ rule report:
     input:
         unpack(report_inputs),
         notebook="reports/{study}.ipynb",
-        code=REPORT_CODE + CLAIMS_CODE,
+        code=REPORT_CODE,
     output:
         html=report(LAYOUT.report("{study}"), caption="../report/study.rst", category="Study reports",
                     labels={"study": "{study}"}),

@@ -254,7 +254,8 @@ def lstm_listings(batch_size: int = 16, seq_len: int = 512, hidden_size: int = 1
     :class:`rnnrepro.layers.Stacked` of LSTM cells with its weights copied in, both run on the
     same ``torch.randn(batch_size, seq_len, input_size)``. Rows labelled ``listing``,
     ``layers``, ``bidirectional``, ``implementation`` (``torch.nn.LSTM``, ``ours``) and the
-    shapes each returns (ours time-major, shown batch-first as the listing prints them):
+    shapes each returns (ours time-major, shown batch-first as the listing prints them) and
+    those the listing prints (``printed_<part>_shape``, empty where it prints none):
     ``printed_shapes``, how many shapes the listing prints (none for Fig. 23 (b)),
     ``printed_shape_mismatches``, how many of the shapes the listing prints (input, output,
     hidden, cell) differ from the ones returned (listings that print shapes only); for ours,
@@ -291,7 +292,9 @@ def lstm_listings(batch_size: int = 16, seq_len: int = 512, hidden_size: int = 1
                       "cell": tuple(c.shape)}
             labels = {"listing": name, "layers": listing["layers"], "bidirectional": listing["bidirectional"],
                       "implementation": implementation,
-                      **{f"{part}_shape": str(list(shape)) for part, shape in shapes.items()}}
+                      **{f"{part}_shape": str(list(shape)) for part, shape in shapes.items()},
+                      **{f"printed_{part}_shape": str(list(listing["printed"][part])) if part in listing["printed"]
+                         else "" for part in shapes}}
             rows.append({**labels, "metric": "printed_shapes", "value": len(listing["printed"])})
             if listing["printed"]:
                 mismatches = sum(shapes[part] != shape for part, shape in listing["printed"].items())

@@ -47,13 +47,17 @@ Every check can build data on which it must hold (:meth:`Check.example`) and dat
 must fail (:meth:`Check.counterexample`) from a frame of labels; the test suite feeds both to
 every claim of every study, so a check that cannot fail does not pass the tests.
 """
-from ..registry import import_all
-from . import papers
-from .judge import judge_claim
-from .kinds import Check, build_check
-from .noise import Context
-from .verdict import INCONCLUSIVE, STATUS, ClaimResult, Verdict
+import importlib
 
-import_all(papers.__name__, papers.__path__)  # every module of claims/papers registers its checks
+#: The names this package hands on, and the module of each: loaded when first asked for, so that
+#: a process reading verdicts (the report) imports :mod:`.verdict` and no check.
+EXPORTS = {"Check": ".kinds", "build_check": ".kinds", "judge_claim": ".judge", "Context": ".noise",
+           "INCONCLUSIVE": ".verdict", "STATUS": ".verdict", "ClaimResult": ".verdict", "Verdict": ".verdict"}
 
-__all__ = ["Check", "ClaimResult", "Context", "INCONCLUSIVE", "STATUS", "Verdict", "build_check", "judge_claim"]
+__all__ = sorted(EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(EXPORTS[name], __name__), name)

@@ -29,8 +29,8 @@ import pandas as pd
 from ..labels import label_columns
 from ..metrics.formats import format_value
 from .selection import select
+from .verdict import NOT_IN_REGIME  # noqa: F401 (the outcome this module decides)
 
-NOT_IN_REGIME = "not in the paper's regime at this scale"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 * ``verdicts/<study>.csv``: one row per claim: artifact, title, where, the quote, how it is
   checked, its verdict on the published numbers and on ours with the numbers behind each
   (``published_details``, ``ours_details``, one per line), and why an artifact has no numbers
-  of ours (not run at this scale, shown as published only); the report and the index read it;
+  of ours (not run at this scale, shown as published only), and whether our models of the
+  artifact reached the regime the paper studied (``regime_*``); the report and the index read it;
 * ``verdicts/<study>.json``: per artifact its headline (the first metric it shows, averaged over
   its runs) and how many claims hold on ours and on the published numbers (:data:`BOOKKEEPING`);
 * ``plots/<study>.csv``: per run and artifact the headline metric (``series``, ``value``), and
@@ -24,16 +25,16 @@ import pandas as pd
 from ..atomic import atomic_path
 from ..labels import label_columns
 from ..tables import shown_metrics
-from .regime import NOT_IN_REGIME
-from .study import StudyData, StudyInputs
-from .verdict import CONSISTENT, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD, PARTIAL, STATUS, ClaimResult
+from .regime import NOT_IN_REGIME, RegimeCheck
+from .study import JudgedStudy, StudyInputs
+from .verdict import (BOOKKEEPING, CONSISTENT, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD, PARTIAL,  # noqa: F401
+                      STATUS, ClaimResult)
 
-#: The counts of an artifact's entry in ``verdicts/<study>.json`` beside its headline metric.
-BOOKKEEPING = ("claims", "hold_ours", "fail_ours", "inconclusive_ours", "partial_ours", "consistent_ours",
-               "models_ours", "regime_ours", "hold_published")
+#: ``regime_met`` of an artifact whose regime ours reached (True), missed (False) or that cannot be read (None).
+REGIME_MET = {True: "reached", False: "not reached", None: "cannot be read"}
 
 
-def what_decides(data: StudyData, artifact: str, result: ClaimResult) -> dict[str, object]:
+def what_decides(data: JudgedStudy, artifact: str, result: ClaimResult) -> dict[str, object]:
     """For a claim open on ours: what decides it (``to_decide``: seeds and hours, the units to run,
     or a scale), the repetitions per arm a decision needs and what bringing every arm of the
     artifact to them costs in hours, here and at the paper scale (empty where unknown)."""
@@ -60,7 +61,7 @@ def series_name(artifact: str, row: pd.Series, labels: Iterable[str]) -> str:
                                       for c in labels if row.get(c, "") != "")
 
 
-def why_no_numbers(data: StudyData, artifact: str) -> str:
+def why_no_numbers(data: JudgedStudy, artifact: str) -> str:
     spec = data.study.artifacts[artifact]
     if spec.spec.get("published_only"):
         return f"shown as published, not rerun: {spec.spec['published_only']}"
@@ -69,12 +70,22 @@ def why_no_numbers(data: StudyData, artifact: str) -> str:
     return ""
 
 
-def study_summary(data: StudyData) -> tuple[pd.DataFrame, dict, pd.DataFrame, pd.DataFrame]:
+def regime_columns(regime: RegimeCheck | None) -> dict[str, str]:
+    """An artifact's regime on ours, as the columns of its rows in ``verdicts/<study>.csv`` that
+    the report shows (all empty where the artifact states none or has no numbers of ours)."""
+    if regime is None:
+        return {"regime_met": "", "regime_condition": "", "regime_basis": "", "regime_details": "", "regime_cost": ""}
+    return {"regime_met": REGIME_MET[regime.met], "regime_condition": regime.condition, "regime_basis": regime.basis,
+            "regime_details": "\n".join(regime.details), "regime_cost": regime.cost}
+
+
+def study_summary(data: JudgedStudy) -> tuple[pd.DataFrame, dict, pd.DataFrame, pd.DataFrame]:
     """(claims table, metrics dict, headline rows, curve rows) of one study."""
     claims, metrics, finals, curves = [], {}, [], []
     for name, artifact in data.study.artifacts.items():
         results = data.judge(name)
         reason = why_no_numbers(data, name)
+        regime = regime_columns(data.regime(name))
         for result in results:
             claims.append({"study": data.study.name, "artifact": name, "title": artifact.title,
                            "where": result.where, "quote": result.quote, "reading": result.reading,
@@ -82,13 +93,13 @@ def study_summary(data: StudyData) -> tuple[pd.DataFrame, dict, pd.DataFrame, pd
                            "basis": result.basis, "note": result.note,
                            "published_details": "\n".join(result.published.details),
                            "ours_details": "\n".join(result.ours.details),
-                           "scale": data.scale, "no_numbers": reason, **what_decides(data, name, result)})
+                           "scale": data.scale, "no_numbers": reason, **what_decides(data, name, result), **regime})
         if not results:
             claims.append({"study": data.study.name, "artifact": name, "title": artifact.title, "where": "",
                            "quote": "", "reading": "", "basis": "", "note": "", "published": "", "ours": "",
                            "published_details": "",
                            "ours_details": "", "scale": data.scale, "no_numbers": reason, "to_decide": "",
-                           "seeds_to_decide": "", "hours_to_decide": "", "paper_hours_to_decide": ""})
+                           "seeds_to_decide": "", "hours_to_decide": "", "paper_hours_to_decide": "", **regime})
         entry = {"claims": len(results),
                  "hold_ours": sum(r.ours.holds is True for r in results),
                  "fail_ours": sum(r.ours.holds is False for r in results),
@@ -123,7 +134,7 @@ def write_study_summary(inputs: StudyInputs, claims_csv: str | Path, metrics_jso
                         plot_csv: str | Path, curves_csv: str | Path) -> None:
     """Judge every claim of the study of ``inputs`` and write its verdicts, headline metrics and
     plot tables."""
-    claims, metrics, finals, curves = study_summary(StudyData.load(inputs))
+    claims, metrics, finals, curves = study_summary(JudgedStudy.load(inputs))
     for frame, path in ((claims, claims_csv), (finals, plot_csv), (curves, curves_csv)):
         with atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False)

@@ -4,7 +4,7 @@ verdicts a report reads back.
 
 - :mod:`.study`: ``setup()`` and :class:`StudyReport`, what every notebook does (sections with
   ours beside published, verdicts, provenance, choices) on the study's data
-  (:class:`rnnrepro.claims.study.StudyData`);
+  (:class:`rnnrepro.study_data.StudyData`);
 - :mod:`.frames`: ours beside the published numbers, a metric as a grid (the tables themselves:
   :mod:`rnnrepro.tables`; how each metric is shown: :mod:`rnnrepro.metrics.formats`);
 - :mod:`.plots`: bars, training curves, heat maps;

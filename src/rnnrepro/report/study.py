@@ -3,8 +3,8 @@
 A report notebook is its parameters cell (``study`` and ``inputs``), ``report = setup(study,
 inputs)`` and one ``report.section(artifact)`` per table or figure; paper-specific figures come
 from :mod:`rnnrepro.report.papers`. Everything a section shows comes from the files the workflow
-declares as the report's inputs (:class:`~rnnrepro.claims.study.StudyInputs`), read as the
-study's data (:class:`~rnnrepro.claims.study.StudyData`): the study's plan, the aggregated
+declares as the report's inputs (:class:`~rnnrepro.plan.study_inputs.StudyInputs`), read as the
+study's data (:class:`~rnnrepro.study_data.StudyData`): the study's plan, the aggregated
 tables of our runs, the analyses, the published CSVs and the verdicts the summary judged once.
 :class:`StudyReport` adds only the display: sections with ours beside published, the verdicts,
 provenance, cost and choices.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .. import tables
-from ..claims.study import StudyData
+from ..study_data import StudyData
 from ..claims.verdict import ClaimResult, Verdict
 from ..labels import natural_key
 from . import frames
@@ -47,7 +47,7 @@ def shorten(details: Sequence[str]) -> str:
 
 @dataclass
 class StudyReport(StudyData):
-    """One study's report: its data (:class:`~rnnrepro.claims.study.StudyData`) and the sections
+    """One study's report: its data (:class:`~rnnrepro.study_data.StudyData`) and the sections
     shown from it."""
 
     claims: list[ClaimResult] = field(default_factory=list)  # verdicts shown so far
@@ -227,18 +227,26 @@ class StudyReport(StudyData):
 
     def show_controls(self, artifact: str) -> None:
         """The trivial baselines beside ours and the paper's, and whether ours reached the regime
-        the paper studied (:mod:`rnnrepro.claims.regime`)."""
+        the paper studied, as the summary judged it (its ``regime_*`` columns)."""
         table = self.controls(artifact)
         if len(table):
             display_markdown("What a model that learns nothing scores on the same splits (trivial baselines):")
             display_table(table)
-        regime = self.regime(artifact)
-        if regime is not None:
-            said = {True: "reached", False: "**not reached**: its claims are judged as not in the paper's regime",
-                    None: "cannot be read"}[regime.met]
-            display_markdown(f"**The paper's regime** ({regime.condition}" + (f"; {regime.basis}" if regime.basis else "")
-                             + f"): {said}. " + "; ".join(regime.details)
-                             + (f" *To reach it:* {regime.cost}" if regime.cost and regime.met is False else ""))
+        regime = self.regime_judged(artifact)
+        if regime.get("regime_met"):
+            met = regime["regime_met"]
+            said = "**not reached**: its claims are judged as not in the paper's regime" if met == "not reached" else met
+            basis, cost = regime.get("regime_basis", ""), regime.get("regime_cost", "")
+            display_markdown(f"**The paper's regime** ({regime['regime_condition']}" + (f"; {basis}" if basis else "")
+                             + f"): {said}. " + "; ".join(str(regime.get("regime_details", "")).splitlines())
+                             + (f" *To reach it:* {cost}" if cost and met == "not reached" else ""))
+
+    def regime_judged(self, artifact: str) -> dict[str, str]:
+        """The summary's ``regime_*`` columns of ``artifact`` (empty where it judged none)."""
+        if self.verdicts is None or "regime_met" not in self.verdicts:
+            return {}
+        rows = self.verdicts[self.verdicts["artifact"] == artifact]
+        return {k: str(v) for k, v in rows.iloc[0].items() if k.startswith("regime_")} if len(rows) else {}
 
     def rest(self) -> None:
         """The default section of every artifact the notebook has not shown yet (so an artifact

@@ -15,9 +15,8 @@ import pandas as pd
 
 from ..atomic import atomic_path
 from ..claims.noise import NOISE_TEST
-from ..claims.summarise import BOOKKEEPING
-from ..claims.regime import NOT_IN_REGIME
-from ..claims.verdict import CONSISTENT, IN_SIGN, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD
+from ..claims.verdict import (BOOKKEEPING, CONSISTENT, IN_SIGN, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD,
+                              NOT_IN_REGIME)
 from ..metrics.formats import format_value
 
 STATUS_CLASS = {"holds": "holds", "does not hold": "fails", INCONCLUSIVE: "unsure", CONSISTENT: "unsure",

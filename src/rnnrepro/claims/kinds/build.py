@@ -3,12 +3,14 @@
 (:class:`AllOf`)."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
+from ...registry import Registry, import_all
 from ..combine import EVERY, combine
 from ..inference import ALPHA
 from ..verdict import COMPOSITE, INCONCLUSIVE, PARTIAL, STATUS, Verdict
@@ -16,10 +18,20 @@ from . import best, compare, threshold, trend, within  # noqa: F401  (each regis
 from .base import PAPER_CHECKS, Check
 
 
+@functools.cache
+def paper_checks() -> Registry[type[Check]]:
+    """:data:`~.base.PAPER_CHECKS`, once every module of :mod:`rnnrepro.claims.papers` has
+    registered its checks (imported when a claim first needs one)."""
+    from .. import papers
+
+    import_all(papers.__name__, papers.__path__)
+    return PAPER_CHECKS
+
+
 def python_check(spec: Mapping[str, Any]) -> Check:
     """The paper check named ``<study>:<Class>`` (:data:`~.base.PAPER_CHECKS`), built with
     ``params``; an unknown name lists the known ones."""
-    cls = PAPER_CHECKS[spec["function"]]
+    cls = paper_checks()[spec["function"]]
     return cls({**(spec.get("params") or {}), **{k: v for k, v in spec.items() if k not in ("kind", "function", "params")}})
 
 

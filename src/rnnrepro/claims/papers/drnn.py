@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...bounds import reversal_bound as analytic_bound
+from ...labels import label_int
 from ...metrics.formats import format_value
 from ..inference import ITEMS, Arm, Estimate
 from ..inference import estimate as estimate_of
@@ -21,10 +22,6 @@ from ..kinds.compare import Compare
 from ..noise import ONE_SEED, combined, decide, noise_text, spread_of, with_spread_columns, within
 from ..selection import pair_side, select, unit_key, unit_name
 from ..verdict import Verdict, verdict_of
-
-
-def as_int(text) -> int:
-    return int(float(text)) if text not in ("", None) else 0
 
 
 def binomial_noise(bound: float, T: int, V: int, sequences: int | None) -> Estimate | None:
@@ -100,7 +97,7 @@ class ReversalBound(Check):
             rows = select(rows, {"delay": self.delays})
         if self.best and "max" in rows:  # ours: one trained model, weighed by the test set's noise, not the seeds'
             rows = rows.assign(std=0.0, n=1)
-        return rows.assign(bound=[analytic_bound(as_int(d), as_int(T), as_int(V))
+        return rows.assign(bound=[analytic_bound(label_int(d), label_int(T), label_int(V))
                                   for d, T, V in zip(rows["delay"], rows["T"], rows["V"])])
 
     def judge(self, frame, context):
@@ -108,7 +105,7 @@ class ReversalBound(Check):
         sequences = test_sequences(self.spec, context)
         results = []
         for rec in with_spread_columns(rows).sort_values("bound").to_dict("records"):
-            T, V = as_int(rec["T"]), as_int(rec["V"])
+            T, V = label_int(rec["T"]), label_int(rec["V"])
             gap = rec["mean"] - rec["bound"]
             # the test set's binomial noise (ours), or, for numbers read off Fig. 3 (the published side,
             # which has none today), the plot's resolution as slack; 1e-12 absorbs rounding
@@ -198,12 +195,12 @@ class ReachesBiLSTM(Check):
         stated = frame[frame["metric"] == "first_delay_matching_bilstm"]
         if len(stated):
             if self.highest:  # the highest delay of Fig. 3 is T: at the level when the first one is not above it
-                results = [(as_int(v) <= as_int(T), f"T={T}: first delay at the Bi-LSTM's level {as_int(v)} "
-                                                    f"(highest delay of Fig. 3: T = {as_int(T)})")
+                results = [(label_int(v) <= label_int(T), f"T={T}: first delay at the Bi-LSTM's level {label_int(v)} "
+                                                    f"(highest delay of Fig. 3: T = {label_int(T)})")
                            for v, T in zip(stated["mean"], stated["T"])]
             else:
-                results = [(as_int(v) == as_int(T) - 1, f"T={T}: first delay at the Bi-LSTM's level {as_int(v)} "
-                                                         f"(T − 1 = {as_int(T) - 1})")
+                results = [(label_int(v) == label_int(T) - 1, f"T={T}: first delay at the Bi-LSTM's level {label_int(v)} "
+                                                         f"(T − 1 = {label_int(T) - 1})")
                            for v, T in zip(stated["mean"], stated["T"])]
             return verdict_of(results, self.quantifier, "")  # no key: a statement, not a unit ours runs
         test = with_spread_columns(frame[frame["metric"] == "test_accuracy"])
@@ -214,13 +211,13 @@ class ReachesBiLSTM(Check):
             if bi.empty or dl.empty:
                 continue
             target = bi.iloc[0].to_dict()
-            tol = same_level(as_int(T), as_int(dl["V"].iloc[0]))
+            tol = same_level(label_int(T), label_int(dl["V"].iloc[0]))
             if self.highest:
-                dl = dl[dl["delay"].map(as_int) == dl["delay"].map(as_int).max()]
-            for rec in dl.sort_values("delay", key=lambda s: s.map(as_int)).to_dict("records"):
-                d, gap = as_int(rec["delay"]), target["mean"] - rec["mean"]
+                dl = dl[dl["delay"].map(label_int) == dl["delay"].map(label_int).max()]
+            for rec in dl.sort_values("delay", key=lambda s: s.map(label_int)).to_dict("records"):
+                d, gap = label_int(rec["delay"]), target["mean"] - rec["mean"]
                 spread = context.noise("test_accuracy", [target], [rec], self.seeds_only)
-                if d >= as_int(T) - 1:
+                if d >= label_int(T) - 1:
                     ok = within(abs(gap), tol, spread, context)
                     said = {True: "at its level", False: "not at its level", None: "at its level or not: open"}[ok.holds]
                 else:
@@ -239,10 +236,10 @@ class ReachesBiLSTM(Check):
         for model, d, T, V in zip(frame["model"], frame.get("delay", ""), frame["T"], frame["V"]):
             if model == "brnn":
                 means.append(1.0)
-            elif as_int(d) >= as_int(T) - 1:
+            elif label_int(d) >= label_int(T) - 1:
                 means.append(late_accuracy)
             else:
-                means.append(analytic_bound(as_int(d), as_int(T), as_int(V)))
+                means.append(analytic_bound(label_int(d), label_int(T), label_int(V)))
         return frame.assign(mean=means)
 
     def example(self, frame, context):
@@ -308,7 +305,7 @@ class NearerWell(Check):
         if self.stated is not None:
             stated = select(frame[frame["metric"] == "last_good_acausality"], {"delay": self.stated["delay"]})
             if len(stated):
-                value = as_int(stated["mean"].iloc[0])
+                value = label_int(stated["mean"].iloc[0])
                 ok = value >= self.stated["at_least"] if "at_least" in self.stated else value < self.stated["below"]
                 # no key: the text's statement, not a unit our runs compare
                 return verdict_of([(bool(ok), f"stated (Sec. 4.2): delay {self.stated['delay']} filters well up to "
@@ -378,16 +375,16 @@ class StepCount(Check):
 
     @staticmethod
     def expected(model: str, delay, T) -> int:
-        return {"brnn": 2 * as_int(T)}.get(model, as_int(T) + as_int(delay))
+        return {"brnn": 2 * label_int(T)}.get(model, label_int(T) + label_int(delay))
 
     def judge(self, frame, context):
         rows = self.rows(frame, "sequential_steps")
         results = []
         for rec in rows.sort_values(["T", "model"]).to_dict("records"):
             want = self.expected(rec["model"], rec.get("delay", 0), rec["T"])
-            name = "Bi-LSTM" if rec["model"] == "brnn" else f"d-LSTM d={as_int(rec.get('delay', 0))}"
+            name = "Bi-LSTM" if rec["model"] == "brnn" else f"d-LSTM d={label_int(rec.get('delay', 0))}"
             formula = "2T" if rec["model"] == "brnn" else "T + d"
-            results.append((bool(rec["mean"] == want), f"T={rec['T']}, {name}: {as_int(rec['mean'])} steps "
+            results.append((bool(rec["mean"] == want), f"T={rec['T']}, {name}: {label_int(rec['mean'])} steps "
                                                         f"({formula} = {want})",
                             unit_key("sequential_steps", {"T": rec["T"], "model": rec["model"],
                                                           "delay": rec.get("delay", "")})))
@@ -396,7 +393,7 @@ class StepCount(Check):
     def counted(self, frame, wrong: bool):
         frame = frame.copy()
         index = self.picked(frame, "sequential_steps", {})
-        frame.loc[index, "mean"] = [self.expected(m, d, T) + (as_int(T) if wrong and m != "brnn" else 0)
+        frame.loc[index, "mean"] = [self.expected(m, d, T) + (label_int(T) if wrong and m != "brnn" else 0)
                                     for m, d, T in zip(frame.loc[index, "model"], frame.loc[index, "delay"],
                                                        frame.loc[index, "T"])]
         return frame

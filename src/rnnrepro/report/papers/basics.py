@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import pandas as pd
 
-from ...claims.papers.basics import STATES
 from ...labels import CELL_ORDER, cell_name, natural_key, ordered
 from ..study import StudyReport, display_markdown, display_table
 
@@ -48,6 +47,7 @@ def vanishing(report: StudyReport) -> None:
     table = numeric(report.analysis("vanishing"))
     if table.empty:
         return
+    states = [state for state in dict.fromkeys(table["state"].astype(str)) if state not in ("", "nan")]  # init, trained
     curves = table[table["metric"].isin(["log10_grad_norm", "log10_bound"]) & (table["distance"] != "")]
     curves = curves.assign(distance=curves["distance"].astype(float))
     display_markdown("Ours: the mean over test sentences and positions i of log10 ‖∂J^(i)/∂h^(i−d)‖ against the "
@@ -58,7 +58,7 @@ def vanishing(report: StudyReport) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     norms = curves[curves["metric"] == "log10_grad_norm"]
     low, high = norms["value"].min(), norms["value"].max()
-    for ax, state in zip(axes, STATES):
+    for ax, state in zip(axes, states):
         for cell in ordered(curves["cell"], CELL_ORDER):
             mine = curves[(curves["cell"] == cell) & (curves["state"] == state)].sort_values("distance")
             for metric, style, label in (("log10_grad_norm", "-", cell_name(cell)),
@@ -73,14 +73,14 @@ def vanishing(report: StudyReport) -> None:
     fig.tight_layout()
     plt.show()
     metrics = [f"{m}_{s}" for m in ("log10_slope", "fit_r2", "spectral_radius", "spectral_norm",
-                                    "max_log10_excess_over_bound") for s in STATES]
+                                    "max_log10_excess_over_bound") for s in states]
     wide = per_run(table[table["distance"] == ""], metrics, ["cell"])
     if wide.empty:
         return
     rows = []
     for rec in wide.to_dict("records"):
         row = {"cell": cell_name(rec["cell"])}
-        for state in STATES:
+        for state in states:
             slope = rec.get(f"log10_slope_{state}", math.nan)
             row[f"slope, {state}"] = fmt(slope)
             row[f"factor per step, {state}"] = fmt(10 ** slope)
@@ -161,8 +161,6 @@ def clipping(report: StudyReport) -> None:
 def listings(report: StudyReport) -> None:
     """Shapes printed by the listings beside those nn.LSTM and our layers return, and the
     largest differences between the two."""
-    from ...analyses.basics import LISTINGS
-
     table = numeric(report.analysis("listings"))
     if table.empty:
         return
@@ -170,14 +168,13 @@ def listings(report: StudyReport) -> None:
     keys = ["listing", "implementation"]
     for (listing, implementation), group in table.groupby(keys, sort=False):
         first = group.iloc[0]
-        printed = LISTINGS.get(listing, {}).get("printed", {})
         values = group.set_index("metric")["value"]
         row = {"listing": listing, "layers": first["layers"], "bidirectional": first["bidirectional"],
                "implementation": implementation}
         for part in ("output", "hidden", "cell"):
-            shown = first[f"{part}_shape"]
-            row[part] = shown + (f" (printed {list(printed[part])})" if part in printed and
-                                 str(list(printed[part])) != shown else "")
+            shown, printed = first[f"{part}_shape"], first.get(f"printed_{part}_shape", "")
+            row[part] = shown + (f" (printed {printed})" if isinstance(printed, str) and printed and printed != shown
+                                 else "")
         row["printed shapes matched"] = (f"{int(values['printed_shapes'] - values['printed_shape_mismatches'])} of "
                                          f"{int(values['printed_shapes'])}" if "printed_shape_mismatches" in values
                                          else "nothing printed")

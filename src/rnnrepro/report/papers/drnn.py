@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ...bounds import reversal_bound as analytic_bound
-from ...claims.papers.drnn import as_int
-from ...labels import natural_key
+from ...labels import label_int, natural_key
 from ...metrics.formats import format_mean_std, format_value
 from .. import frames, plots
 from ..study import StudyReport, display_markdown, display_table
@@ -28,7 +27,7 @@ def network(model: str, delay: str) -> str:
     """``LSTM``, ``d-LSTM d=5`` or ``Bi-LSTM``."""
     if model == "brnn":
         return "Bi-LSTM"
-    return "LSTM" if as_int(delay) == 0 else f"d-LSTM d={as_int(delay)}"
+    return "LSTM" if label_int(delay) == 0 else f"d-LSTM d={label_int(delay)}"
 
 
 def network_order(names: Iterable[str]) -> list[str]:
@@ -67,8 +66,8 @@ def reversal_summary(report: StudyReport) -> pd.DataFrame:
         return summary
     summary = summary[summary["metric"].isin(["dev_accuracy", "test_accuracy"])].copy()
     summary["network"] = [network(m, d) for m, d in zip(summary["model"], summary.get("delay", ""))]
-    summary["d"] = [as_int(d) if m != "brnn" else -1 for m, d in zip(summary["model"], summary.get("delay", ""))]
-    summary["bound"] = [analytic_bound(d, as_int(T), as_int(V)) if d >= 0 else np.nan
+    summary["d"] = [label_int(d) if m != "brnn" else -1 for m, d in zip(summary["model"], summary.get("delay", ""))]
+    summary["bound"] = [analytic_bound(d, label_int(T), label_int(V)) if d >= 0 else np.nan
                         for d, T, V in zip(summary["d"], summary["T"], summary["V"])]
     return summary
 
@@ -91,9 +90,9 @@ def reversal_figure(report: StudyReport) -> None:
         dl = rows[rows["d"] >= 0].assign(curve=lambda f: f["metric"].map(
             {"dev_accuracy": "d-LSTM validation (ours)", "test_accuracy": "d-LSTM test (ours)"}))
         sns.lineplot(data=dl, x="d", y="mean", hue="curve", style="curve", markers=True, dashes=False, ax=ax)
-        delays = np.arange(0, max(int(dl["d"].max()), as_int(T)) + 1)
-        V = as_int(rows["V"].iloc[0])
-        ax.plot(delays, [analytic_bound(d, as_int(T), V) for d in delays], "k--", lw=1, label="expected bound (paper)")
+        delays = np.arange(0, max(int(dl["d"].max()), label_int(T)) + 1)
+        V = label_int(rows["V"].iloc[0])
+        ax.plot(delays, [analytic_bound(d, label_int(T), V) for d in delays], "k--", lw=1, label="expected bound (paper)")
         bi = rows[(rows["d"] < 0) & (rows["metric"] == "test_accuracy")]
         if len(bi):
             ax.axhline(float(bi["mean"].iloc[0]), color="tab:purple", lw=1, label="Bi-LSTM test (ours)")
@@ -163,7 +162,7 @@ def sine_std_maps(report: StudyReport) -> None:
 def net_name(bidirectional: str, delay: str) -> str:
     if bidirectional == "true":
         return "Bi-LSTM"
-    return "LSTM" if as_int(delay) == 0 else f"d-LSTM delay={as_int(delay)}"
+    return "LSTM" if label_int(delay) == 0 else f"d-LSTM delay={label_int(delay)}"
 
 
 def table1(report: StudyReport) -> None:
@@ -251,7 +250,7 @@ def cost(report: StudyReport) -> None:
                 row[f"{label} (ms)"] = f"{1000 * values[metric]:.2f}"
                 if name != "Bi-LSTM" and metric in bi:
                     row[f"Bi-LSTM / this, {label}"] = f"{bi[metric] / values[metric]:.2f}"
-            d = as_int(net["delay"].iloc[0]) if name != "Bi-LSTM" else None
+            d = label_int(net["delay"].iloc[0]) if name != "Bi-LSTM" else None
             row["2T / (T + d)"] = f"{2 * T / (T + d):.2f}" if d is not None else ""
             rows.append(row)
     display_table(pd.DataFrame(rows).fillna(""))

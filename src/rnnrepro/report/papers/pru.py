@@ -9,8 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...bounds import copying_baseline as memoryless_baseline
-from ...claims.papers.pru import cell_name
-from ...labels import CELL_ORDER, natural_key, ordered
+from ...labels import CELL_ORDER, cell_name, natural_key, ordered
 from ...metrics.formats import format_value
 from .. import plots
 from ..study import StudyReport, display_markdown, display_table
