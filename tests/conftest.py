@@ -171,12 +171,12 @@ def jobs_in_plan(project: Path, runtime_hours: dict[str, float] | None = None, *
 def planned_trainings(dry_run: str, project: Path, jobs: dict[str, set[str]] | None = None, **config) -> list[str]:
     """The run folders a dry run's training jobs train, once per job that trains it: each run
     trained alone (its metrics.json among the jobs' outputs) and each member of a pack or bundle
-    whose record, ``packs/<name>/trained.json``, is among them: ``jobs``, the plan's packs and
+    whose record, ``jobs/<name>/trained.json``, is among them: ``jobs``, the plan's packs and
     bundles, else :func:`jobs_in_plan` with ``config`` (a subprocess: give ``jobs`` when reading
     one dry run job by job)."""
     outputs = "\n".join(re.findall(r"^\s+output: (.*)$", dry_run, re.MULTILINE))
     runs = re.findall(r"/runs/(task~[^,\s]+)/metrics\.json", outputs)
-    records = re.findall(r"/packs/((?:pack|bundle)_[0-9a-f]{10})/trained\.json", outputs)
+    records = re.findall(r"/jobs/((?:pack|bundle)_[0-9a-f]{10})/trained\.json", outputs)
     if records:
         jobs = jobs if jobs is not None else jobs_in_plan(project, **config)
         assert set(records) <= set(jobs), f"records of jobs not in the plan: {sorted(set(records) - set(jobs))}"

@@ -197,9 +197,10 @@ def bundle_jobs(dry_run: str, project: Path, rows: dict[str, dict]) -> list[tupl
     members = jobs_in_plan(project, runtime_hours(rows), scale="ci", studies=[STUDY])
     jobs = []
     for block in re.split(r"\n(?=\[[^\n]*\]\nrule )", dry_run):
-        if not re.search(r"^rule train_bundle:", block, re.MULTILINE):
+        found = re.search(r"wildcards: job=(bundle_\S+)", block)
+        if not re.search(r"^rule train_job:", block, re.MULTILINE) or not found:
             continue
-        name = re.search(r"wildcards: bundle=(\S+)", block).group(1)
+        name = found.group(1)
         line = re.search(r"resources: (.*)", block).group(1)
         jobs.append((members[name], dict(part.split("=", 1) for part in line.split(", "))))
     return jobs

@@ -31,7 +31,7 @@ def snakemake_plan(cwd: Path) -> dict[str, int]:
     plan: dict[str, int] = {}
     for rule, n in counts.items():
         if rule != "total":
-            name = "train" if rule in ("train", "train_pack", "train_bundle") else rule
+            name = "train" if rule in ("train", "train_job") else rule
             plan[name] = plan.get(name, 0) + n
     runs = trained_runs(output, cwd)
     return {**plan, "runs": len(runs)} if runs else plan

@@ -244,11 +244,11 @@ def test_the_workflow_trains_a_pack_as_one_job(make_project):
     project = make_project(scale="ci")
     unpacked = job_stats(project, "packing={size: 0}", "bundling={hours: 0}")  # bundles aside: packs alone
     packed = job_stats(project, "bundling={hours: 0}")
-    assert "train_pack" not in unpacked
+    assert "train_job" not in unpacked
     plan = [line for line in run_tool([sys.executable, "-c", PACKS_AT_CI], cwd=project).stdout.split()]
     members, packs = int(plan[0]), int(plan[1])
     assert packs >= 2 and members > packs
-    assert packed["train_pack"] == packs
+    assert packed["train_job"] == packs  # every train_job job a pack: bundles are off
     assert packed["train"] == unpacked["train"] - members
 
 

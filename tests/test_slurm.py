@@ -154,10 +154,11 @@ def test_profile_slurm_all_runs_the_workflow_with_gpu_requests_and_a_pack(cluste
     run_tool(["snakemake", "--profile", "slurm", "all"], cwd=project)
     assert (project / "results/ci/reports/toy.html").exists()
     train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
-    assert sorted(j["Comment"].split("_wildcards_")[0] for j in train) == ["rule_train"] * TOY_RUNS + ["rule_train_pack"]
+    assert sorted(j["Comment"].split("_wildcards_")[0] for j in train) == ["rule_train"] * TOY_RUNS + ["rule_train_job"]
+    assert [j for j in train if j["Comment"].startswith("rule_train_job_wildcards_pack_")], train
     assert all(j["JobState"] == "COMPLETED" for j in train), train
     assert all(j.get("TresPerJob") in ("gres:gpu:1", "gres/gpu:1") for j in train), train
-    assert {j["Comment"].split("_wildcards_")[0] for j in jobs(project)} == {"rule_train", "rule_train_pack"}, \
+    assert {j["Comment"].split("_wildcards_")[0] for j in jobs(project)} == {"rule_train", "rule_train_job"}, \
         "only training goes to SLURM"
     packed = [folder for folder in run_folders(project)
               if json.loads((folder / "metrics.json").read_text())["provenance"].get("packed_runs")]
@@ -220,12 +221,12 @@ def test_a_bundle_of_runs_is_one_slurm_job_and_resumes_when_preempted(cluster, m
     output, _ = process.communicate(timeout=workflow_timeout())
     assert process.returncode == 0, output[-4000:]
     train = [j for j in jobs(project) if j["Comment"].startswith("rule_train")]
-    assert len(train) == 2 and all(j["Comment"].startswith("rule_train_bundle_") for j in train), \
+    assert len(train) == 2 and all(j["Comment"].startswith("rule_train_job_wildcards_bundle_") for j in train), \
         [j["Comment"] for j in train]  # the bundle, and the bundle again after the preemption
     assert all(j.get("TresPerJob") in ("gres:gpu:1", "gres/gpu:1") for j in train), train
     folders = run_folders(project)
     assert len(folders) == TOY_RUNS
     for folder in folders:
         assert numbers(folder) == reference_metrics(project, folder, tmp_path)
-    logs = "".join(path.read_text() for path in (project / "logs/ci/bundles").glob("*.log"))
+    logs = "".join(path.read_text() for path in (project / "logs/ci/jobs").glob("*.log"))
     assert "resuming" in logs, "the preempted run did not resume from its checkpoint"

@@ -31,10 +31,13 @@ def snakemake(*args: str, cwd: Path):
 
 def planned(output: str, rule: str) -> int:
     """Jobs of ``rule`` in a dry run's job table; "train" counts every training job: runs alone,
-    packs and bundles (rules train, train_pack and train_bundle)."""
+    packs and bundles (rules train and train_job); "pack" and "bundle" the train_job jobs of each
+    kind (by their wildcard in the job list)."""
     if rule == "train":
-        jobs = dict(re.findall(r"^(train(?:_pack|_bundle)?)\s+(\d+)$", output, re.MULTILINE))
+        jobs = dict(re.findall(r"^(train(?:_job)?)\s+(\d+)$", output, re.MULTILINE))
         return sum(int(count) for count in jobs.values())
+    if rule in ("pack", "bundle"):
+        return len(re.findall(rf"^\s+wildcards: job={rule}_[0-9a-f]{{10}}$", output, re.MULTILINE))
     found = re.search(rf"^{rule}\s+(\d+)$", output, re.MULTILINE)
     return int(found.group(1)) if found else 0
 
@@ -112,7 +115,7 @@ def test_changed_training_code_reruns_every_run(project):
     jobs = jobs_in_plan(project)
     assert len(trained_runs(output, project)) == len(list((project / "results/ci/runs").rglob("model.pt")))
     # a pack's code identity holds its runs' (common.smk, pack_code)
-    assert planned(output, "train_pack") == len([name for name in jobs if name.startswith("pack_")]) >= 2
+    assert planned(output, "pack") == len([name for name in jobs if name.startswith("pack_")]) >= 2
     assert "Params have changed" in output
 
 
@@ -207,7 +210,7 @@ def read_by_analyses(project: Path, folder: str, **config) -> str:
     """What the rules reading run ``folder`` ask for (common.smk, trained_output): its model.pt
     when it trains alone, else its pack's or bundle's record."""
     (name,) = [name for name, members in jobs_in_plan(project, **config).items() if folder in members] or [None]
-    return f"results/ci/packs/{name}/trained.json" if name else f"results/ci/runs/{folder}/model.pt"
+    return f"results/ci/jobs/{name}/trained.json" if name else f"results/ci/runs/{folder}/model.pt"
 
 
 def test_a_bundled_run_that_lost_its_outputs_names_the_record_to_delete(project):
@@ -217,18 +220,18 @@ def test_a_bundled_run_that_lost_its_outputs_names_the_record_to_delete(project)
     bundle, members = min((name, members) for name, members in jobs_in_plan(project).items()
                           if name.startswith("bundle_"))
     model = project / "results/ci/runs" / min(members) / "model.pt"
-    record = project / "results/ci/packs" / bundle / "trained.json"
+    record = project / "results/ci/jobs" / bundle / "trained.json"
     kept = {path: (path.read_bytes(), path.stat()) for path in (model, record)}
     try:
         model.unlink()
         stopped = run_tool([sys.executable, "-m", "snakemake", "--profile", "profiles/local", "-n", "all"],
                            cwd=project, check=False)
         assert stopped.returncode != 0
-        assert f"delete results/ci/packs/{bundle}/trained.json" in stopped.stdout + stopped.stderr
+        assert f"delete results/ci/jobs/{bundle}/trained.json" in stopped.stdout + stopped.stderr
         record.unlink()
         plan = snakemake("-n", "runs", cwd=project)
         output = plan.stdout + plan.stderr
-        assert planned(output, "train") == planned(output, "train_bundle") == 1, output[-2000:]
+        assert planned(output, "train") == planned(output, "bundle") == 1, output[-2000:]
         assert trained_runs(output, project) == members
     finally:
         for path, (content, status) in kept.items():

@@ -5,11 +5,15 @@
 # settings, studies and code it comes from are unchanged (rnnrepro.plan.kept).
 # Paths come from rnnrepro.plan.layout (results/<scale>/...).
 import inspect
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 from snakemake.common import overwrite_function_params
 
+from rnnrepro.cost import TrainResources
+from rnnrepro.cost.plan import planned_runs
+from rnnrepro.plan.bundles import Bundling, plan_bundles
 from rnnrepro.plan.code_identity import package_code
 from rnnrepro.plan.config_check import ConfigError
 from rnnrepro.data.prepared import dataset_identity
@@ -41,11 +45,12 @@ OUT = LAYOUT.root
 RUNS = PLAN.runs
 SOURCE = Path(workflow.basedir, "src", "rnnrepro")
 # The code that judges the claims (what summarise runs): the claims package and every module it imports,
-# followed through its imports (rnnrepro.plan.code_identity.package_code). The report's code (its figures,
-# tables and notebooks' helpers, and what they import besides) is apart, so that editing a plot renders the
-# reports again without judging every claim again.
+# followed through its imports (rnnrepro.plan.code_identity.package_code). The report's code is the report
+# package and what it imports (the study's data, the verdicts' words), no check: editing a plot renders the
+# reports again without judging any claim again, and editing a check re-renders a report only through the
+# verdicts it changes.
 CLAIMS_CODE = [str(p) for p in package_code("claims", SOURCE)]
-REPORT_CODE = sorted({str(p) for p in package_code("report", SOURCE)} - set(CLAIMS_CODE))
+REPORT_CODE = [str(p) for p in package_code("report", SOURCE)]
 # The code that computes the tasks' trivial baselines (the baselines rule): the tasks package.
 TASK_CODE = sorted(str(p) for p in (SOURCE / "tasks").rglob("*.py"))
 
@@ -55,8 +60,7 @@ wildcard_constraints:
     run=RUN_FOLDER_PATTERN,
     dataset=r"[A-Za-z0-9_.\-]+",
     artifact=r"[A-Za-z0-9_]+",
-    pack=r"pack_[0-9a-f]{10}",
-    bundle=r"bundle_[0-9a-f]{10}",
+    job=r"(?:pack|bundle)_[0-9a-f]{10}",
 
 
 def run_config(wildcards):
@@ -259,16 +263,13 @@ def published_values(wildcards):
     return sorted(str(p) for p in Path("reports/published").glob(f"{wildcards.study}_*.csv"))
 
 
-# -- packs and bundles: runs trained together (pack.smk, bundle.smk) ---------------------------------
-PACKS = [Pack(members) for members in PLAN.packs]
-# TRAINED_IN (run folder -> the pack or bundle it trains in) and JOBS (name -> pack or bundle) are
-# completed by bundle.smk, once the bundles are planned.
+# -- packs and bundles: runs trained together (rule train_job, train.smk) ----------------------------
 
 
 def trained_output(folder, product):
     """The file that rules reading run ``folder``'s ``product`` (metrics.json, model.pt) ask for,
     the file itself when the run trains alone (rule train), else the record its pack's or
-    bundle's job writes last, ``packs/<name>/trained.json`` (rnnrepro.plan.jobs), so that training
+    bundle's job writes last, ``jobs/<name>/trained.json`` (rnnrepro.plan.jobs), so that training
     the pack or bundle again reruns what reads its runs. A pack or a bundle is one rule with a
     wildcard whose one output is that record, rather than a rule per job declaring every member's
     files. So planning the paper plan matches one rule per file asked for, not 1,389 rules, and
@@ -301,16 +302,15 @@ def check_records(jobs):
 
 def trained_record(name):
     """The file a pack's or bundle's job writes when all its runs are trained: their folders."""
-    return LAYOUT.pack(name, "trained.json")
+    return LAYOUT.job(name, "trained.json")
 
 
 def trained_together(wildcards):
-    """The pack or bundle a job of rule train_pack or train_bundle trains."""
-    name = getattr(wildcards, "pack", None) or wildcards.bundle
+    """The pack or bundle a job of rule train_job trains."""
     try:
-        return JOBS[name]
+        return JOBS[wildcards.job]
     except KeyError:
-        raise WorkflowError(f"no pack or bundle {name} in the plan at scale {SCALE}")
+        raise WorkflowError(f"no pack or bundle {wildcards.job} in the plan at scale {SCALE}")
 
 
 @rule_function
@@ -327,14 +327,11 @@ def job_folders(wildcards):
 
 @rule_function
 def job_codes(wildcards):
-    """Each member's code identity (run_code), as the train rule's."""
-    return [run_code(SimpleNamespace(run=folder)) for folder in trained_together(wildcards).members]
-
-
-@rule_function
-def pack_code(wildcards):
-    """The identity of the code a pack's runs execute: a run's (run_code) and the packed loop's (a param)."""
-    return f"{run_code(SimpleNamespace(run=trained_together(wildcards).members[0]))} packed:{PLAN.packed_loop}"
+    """Each member's code identity, as the train rule's (run_code); a packed run's adds the packed
+    loop's, the other code it executes."""
+    job = trained_together(wildcards)
+    codes = [run_code(SimpleNamespace(run=folder)) for folder in job.members]
+    return [f"{code} packed:{PLAN.packed_loop}" for code in codes] if isinstance(job, Pack) else codes
 
 
 @rule_function
@@ -349,20 +346,31 @@ def job_runtime(wildcards):
     return TRAIN_RESOURCES.pack_runtime(trained_together(wildcards).members)
 
 
-def job_memory(memory):
-    """``mem_mb`` of a pack (``TRAIN_RESOURCES.pack_memory``) or bundle (``bundle_memory``), as a
-    resource function, when there is a cost file (else the profile's default)."""
-    if not TRAIN_RESOURCES.costs:
-        return {}
-    return {"mem_mb": rule_function(lambda wildcards: memory(trained_together(wildcards).members)["mem_mb"])}
+@rule_function
+def job_memory(wildcards):
+    """``mem_mb`` of a pack (its runs at once) or a bundle (its largest run), from the cost plan."""
+    job = trained_together(wildcards)
+    memory = TRAIN_RESOURCES.pack_memory if isinstance(job, Pack) else TRAIN_RESOURCES.bundle_memory
+    return memory(job.members)["mem_mb"]
 
 
-def share_train_settings(rule_name):
-    """The profile's set-resources and set-threads for `train` (profiles/slurm: a GPU and 4 CPUs per
-    job) apply to train_pack and train_bundle too, since they are training jobs. Snakemake looks
-    them up by name when it defines each rule, in these parsed tables (snakemake is pinned in
-    requirements.txt)."""
-    settings = workflow.resource_settings
-    for table in (settings._parsed_overwrite_resources, settings._parsed_overwrite_threads):
-        if "train" in table:
-            table[rule_name] = table["train"]
+# -- what every rule file reads, worked out here once (no rule file defines what another reads) ----
+# The cost plan, when measured (results/<scale>/cost.csv): each train job's runtime and mem_mb
+# (cost.smk says how; without it runtime 60 and the profile's default mem_mb).
+TRAIN_RESOURCES = TrainResources(LAYOUT.cost())
+if TRAIN_RESOURCES.lacking(RUNS):
+    print(TRAIN_RESOURCES.lacking(RUNS), file=sys.stderr)
+# mem_mb of a run's job and of a pack's or bundle's, only when there is a cost plan
+TRAIN_MEMORY = {"mem_mb": run_memory} if TRAIN_RESOURCES.costs else {}
+TRAIN_JOB_MEMORY = {"mem_mb": job_memory} if TRAIN_RESOURCES.costs else {}
+# The jobs that train several runs: the plan's packs, then bundles of the runs that do not pack
+# (rnnrepro.plan.bundles), sized from the cost plan where it has them.
+PACKS = [Pack(members) for members in PLAN.packs]
+BUNDLES = plan_bundles(RUNS, PLAN.dataset_keys, TRAIN_RESOURCES.runtime_hours,
+                       Bundling.from_config(config["bundling"], SCALE),
+                       packed=[folder for pack in PACKS for folder in pack.members],
+                       artifacts={run.folder: run.artifacts[0] for run in planned_runs(STUDIES).values()
+                                  if run.artifacts})
+JOBS = {job.name: job for job in (*PACKS, *BUNDLES)}  # name -> pack or bundle
+TRAINED_IN = {folder: job.name for job in JOBS.values() for folder in job.members}  # run folder -> job name
+check_records(JOBS)

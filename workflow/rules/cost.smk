@@ -8,8 +8,8 @@
 # It is never part of `all`. It runs where snakemake runs (a login node has no GPU): on a
 # cluster, run `python -m rnnrepro.cost` on a GPU node instead (docs/cluster.md).
 #
-# When results/<scale>/cost.csv exists, it is read once when the workflow is parsed, and the
-# train job of every run it has asks for (rnnrepro.cost.runtime_minutes and memory_mb)
+# When results/<scale>/cost.csv exists, it is read once when the workflow is parsed (common.smk),
+# and the train job of every run it has asks for (rnnrepro.cost.runtime_minutes and memory_mb)
 #   runtime = ceil(estimated_hours * 60 * margin + 10) minutes
 #   mem_mb  = ceil(host_mem_mb * margin + 2048)
 # margin 1.5 (rnnrepro.cost.MARGIN; the file's margin column, which --margin sets): a few steps
@@ -21,17 +21,9 @@
 # on a GPU node), which the measured growth leaves out. Without the file a train job asks for
 # runtime 60 and the profile's default mem_mb, as before; a run the file lacks, runtime 60 and
 # DEFAULT_MEM_MB (4000, the slurm profile's default), with a warning.
+# (common.smk reads the file into TRAIN_RESOURCES, which the train rules' resources come from.)
 import hashlib
 import sys
-
-from rnnrepro.cost import TrainResources
-
-TRAIN_RESOURCES = TrainResources(LAYOUT.cost())
-if TRAIN_RESOURCES.lacking(RUNS):
-    print(TRAIN_RESOURCES.lacking(RUNS), file=sys.stderr)
-
-# a train job's mem_mb, only when there is a cost plan (else the profile's default; common.smk, run_memory)
-TRAIN_MEMORY = {"mem_mb": run_memory} if TRAIN_RESOURCES.costs else {}
 
 # the prepared data the plan's runs read (the cost command builds every run's task), and which
 # runs the file covers (a param: a changed plan measures it again)

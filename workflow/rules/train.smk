@@ -30,6 +30,36 @@ rule train:
         "../scripts/train.py"
 
 
+# A job that trains several runs: a pack (small runs of one architecture trained together as one
+# batched model, src/rnnrepro/packing.py; `packing` in config/config.yaml) or a bundle (runs that
+# do not pack, trained one after another, each exactly as alone; src/rnnrepro/plan/bundles.py,
+# `bundling`). It writes every run's usual outputs into the run's own folder, so aggregation,
+# analyses and reports read them as any other run's, and then its record,
+# jobs/<job>/trained.json, which is what the rules reading those runs ask for (common.smk,
+# trained_output). One rule for every such job, its name the wildcard. Its resources are the
+# train rule's in the profiles (set-resources: train_job), and from the cost plan its runs' summed
+# runtime and their memory (a pack's runs at once, a bundle's largest).
+rule train_job:
+    input:
+        unpack(job_dataset),  # one task type and dataset
+    output:
+        trained=trained_record("{job}"),
+    params:
+        runs=job_params,
+        folders=job_folders,
+        code_identities=job_codes,
+    log:
+        LAYOUT.log("jobs", "{job}"),
+    benchmark:
+        LAYOUT.job("{job}", "benchmark.tsv")  # wall and CPU time, max RSS of the whole job
+    threads: 1
+    resources:
+        runtime=job_runtime,
+        **TRAIN_JOB_MEMORY,
+    script:
+        "../scripts/train_job.py"
+
+
 rule runs:
     input:
         all_runs,

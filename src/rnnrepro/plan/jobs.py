@@ -3,7 +3,7 @@
 A pack (:mod:`rnnrepro.packing`: runs trained together as one batched model) and a bundle
 (:mod:`rnnrepro.plan.bundles`: runs trained one after another) are each one Snakemake job, named by
 their members (:func:`job_name`), which trains the runs into their own folders and then writes
-its record, ``packs/<name>/trained.json`` (``workflow/rules/pack.smk``, ``bundle.smk``). The
+its record, ``jobs/<name>/trained.json`` (rule ``train_job``, ``workflow/rules/train.smk``). The
 workflow declares that record as the job's one output, and the rules that read its runs
 (aggregation, analyses) ask for it instead of the runs' files.
 

@@ -4,6 +4,7 @@ Everything a scale makes lives under ``<results>/<scale>/``, so switching scales
 retrains or overwrites the other scale's results::
 
     runs/<task~/model~/cell~/cfg~/seed~>/   one folder per run, named by what decides its numbers
+    jobs/<pack_…|bundle_…>/                 a job of several runs: its record (trained.json) and benchmark
     analyses/<study>/<artifact>.csv          artifacts computed by a function (checks, analyses of runs)
     tables/<study>/{runs,curves,provenance}.csv
     plans/<study>.json                       the study as planned: artifacts, runs and labels, claims
@@ -79,10 +80,11 @@ class Layout:
     def metrics(self) -> str:
         return f"{self.root}/metrics.json"
 
-    def pack(self, name: str, file: str) -> str:
-        """A file of a pack's job (rnnrepro.packing), e.g. its ``benchmark.tsv``:
-        ``<root>/packs/<name>/<file>``; the members' outputs are in their own run folders."""
-        return f"{self.root}/packs/{name}/{file}"
+    def job(self, name: str, file: str) -> str:
+        """A file of a job that trains several runs (a pack or a bundle, rnnrepro.plan.jobs), e.g.
+        its record ``trained.json`` or its ``benchmark.tsv``: ``<root>/jobs/<name>/<file>``; the
+        runs' own outputs are in their run folders."""
+        return f"{self.root}/jobs/{name}/{file}"
 
     def log(self, *parts: str) -> str:
         """A job's log file: ``logs/<scale>/<parts...>.log``."""
