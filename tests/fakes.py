@@ -69,7 +69,7 @@ def fake_inputs(results: Path, spec: Study, judged: bool = True) -> StudyInputs:
         return inputs
     verdicts = layout.verdicts(spec.name, "csv")
     write_study_summary(inputs, verdicts, layout.verdicts(spec.name, "json"), layout.plot(spec.name),
-                        layout.curves(spec.name))
+                        layout.curves(spec.name), layout.counts(spec.name))
     return StudyInputs(**{**inputs.__dict__, "verdicts": verdicts})
 
 

@@ -14,6 +14,7 @@ from fakes import fake_inputs, fake_study
 from rnnrepro import tables
 from rnnrepro.claims import Context, build_check
 from rnnrepro.labels import label_text, with_text_labels
+from rnnrepro.plan.layout import Layout
 from rnnrepro.metrics.formats import format_mean_std, format_value
 from rnnrepro.report import frames, render_report
 from rnnrepro.report.render import main
@@ -259,6 +260,12 @@ def test_report_renders_from_results(study, tmp_path):
     runs = pd.read_csv(inputs.table)
     if len(runs):
         assert "scale <code>ci</code>" in text
+    # the study's claim counts (DVC's metrics): its artifacts' counts summed, and every claim counted
+    layout = Layout(str(tmp_path / "results"), "ci")
+    per_artifact = json.loads(Path(layout.verdicts(study, "json")).read_text())
+    counts = json.loads(Path(layout.counts(study)).read_text())
+    assert counts["claims"] == sum(len(a.claims) for a in spec.artifacts.values())
+    assert counts["hold_ours"] == sum(entry["hold_ours"] for entry in per_artifact.values())
 
 
 def test_render_cli_takes_parameters(tmp_path):

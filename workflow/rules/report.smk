@@ -24,6 +24,7 @@ rule summarise:
     output:
         claims=LAYOUT.verdicts("{study}", "csv"),
         metrics=LAYOUT.verdicts("{study}", "json"),
+        counts=LAYOUT.counts("{study}"),
         plot=LAYOUT.plot("{study}"),
         curves=LAYOUT.curves("{study}"),
     log:

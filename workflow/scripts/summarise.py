@@ -9,4 +9,5 @@ from rnnrepro.claims.summarise import write_study_summary  # noqa: E402
 
 to_log_file(snakemake.log[0])
 write_study_summary(StudyInputs.from_mapping(dict(snakemake.input.items())), snakemake.output.claims,
-                    snakemake.output.metrics, snakemake.output.plot, snakemake.output.curves)
+                    snakemake.output.metrics, snakemake.output.plot, snakemake.output.curves,
+                    snakemake.output.counts)

@@ -8,6 +8,8 @@
   artifact reached the regime the paper studied (``regime_*``); the report and the index read it;
 * ``verdicts/<study>.json``: per artifact its headline (the first metric it shows, averaged over
   its runs) and how many claims hold on ours and on the published numbers (:data:`BOOKKEEPING`);
+* ``metrics/<study>.json``: the study's claim counts, summed over its artifacts (what ``dvc metrics
+  show`` prints: one short row per study);
 * ``plots/<study>.csv``: per run and artifact the headline metric (``series``, ``value``), and
   ``curves/<study>.csv``: every run's dev-metric curve (``series``, ``step``, ``value``), for
   ``dvc plots show``.
@@ -130,14 +132,21 @@ def study_summary(data: JudgedStudy) -> tuple[pd.DataFrame, dict, pd.DataFrame, 
             pd.DataFrame(curves, columns=["series", "step", "metric", "value"]))
 
 
+def study_counts(metrics: dict) -> dict[str, int]:
+    """The study's claim counts: each :data:`BOOKKEEPING` count summed over its artifacts."""
+    return {key: int(sum(entry.get(key, 0) for entry in metrics.values())) for key in BOOKKEEPING}
+
+
 def write_study_summary(inputs: StudyInputs, claims_csv: str | Path, metrics_json: str | Path,
-                        plot_csv: str | Path, curves_csv: str | Path) -> None:
-    """Judge every claim of the study of ``inputs`` and write its verdicts, headline metrics and
-    plot tables."""
+                        plot_csv: str | Path, curves_csv: str | Path, counts_json: str | Path | None = None) -> None:
+    """Judge every claim of the study of ``inputs`` and write its verdicts, headline metrics, claim
+    counts and plot tables."""
     claims, metrics, finals, curves = study_summary(JudgedStudy.load(inputs))
     for frame, path in ((claims, claims_csv), (finals, plot_csv), (curves, curves_csv)):
         with atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False)
-    with atomic_path(metrics_json) as tmp:
-        tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    for payload, path in ((metrics, metrics_json), (study_counts(metrics), counts_json)):
+        if path is not None:
+            with atomic_path(path) as tmp:
+                tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
 

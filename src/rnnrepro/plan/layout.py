@@ -11,7 +11,8 @@ retrains or overwrites the other scale's results::
     verdicts/<study>.csv, .json              every claim judged once (with its numbers); headlines
     plots/<study>.csv, curves/<study>.csv    plot-ready tables (DVC plots)
     reports/<study>.html, index.html         the reports
-    metrics.json                             every study's headlines (DVC metrics)
+    metrics/<study>.json                     a study's claim counts (DVC metrics)
+    metrics.json                             every study's headlines and counts per artifact
 
 The workflow (``workflow/rules/common.smk``) names every input and output with these paths;
 the code that reads them gets them from the workflow, never builds them.
@@ -61,6 +62,10 @@ class Layout:
     def verdicts(self, study: str, suffix: str) -> str:
         """``suffix``: csv (every claim and its verdicts) or json (headlines per artifact)."""
         return f"{self.root}/verdicts/{study}.{suffix}"
+
+    def counts(self, study: str) -> str:
+        """The study's claim counts (``dvc metrics show``: one row of a few numbers per study)."""
+        return f"{self.root}/metrics/{study}.json"
 
     def plot(self, study: str) -> str:
         return f"{self.root}/plots/{study}.csv"
