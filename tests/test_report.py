@@ -432,7 +432,7 @@ def test_a_report_imports_the_verdicts_it_shows_and_no_check():
     import subprocess
     import sys
 
-    script = ("import sys, rnnrepro.report.study, rnnrepro.report.summary\n"
+    script = ("import sys, rnnrepro.report.study, rnnrepro.report.index_page\n"
               "from rnnrepro.report.papers import basics, cells, drnn, elstm, pru, wsum\n"
               "print('\\n'.join(sorted(sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()

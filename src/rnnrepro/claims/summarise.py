@@ -14,7 +14,7 @@
   ``curves/<study>.csv``: every run's dev-metric curve (``series``, ``step``, ``value``), for
   ``dvc plots show``.
 
-The index page over every study is :mod:`rnnrepro.report.summary`.
+The index page over every study is :mod:`rnnrepro.report.index_page`.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ verdicts a report reads back.
 - :mod:`.frames`: ours beside the published numbers, a metric as a grid (the tables themselves:
   :mod:`rnnrepro.tables`; how each metric is shown: :mod:`rnnrepro.metrics.formats`);
 - :mod:`.plots`: bars, training curves, heat maps;
-- :mod:`.summary`: the index page over every study;
+- :mod:`.index_page`: the index page over every study;
 - :mod:`.render`: papermill + nbconvert (``python -m rnnrepro.report --help``);
 - :mod:`.papers`: the few figures that only one paper needs.
 """
