@@ -344,3 +344,20 @@ def test_the_table_counts_a_pack_as_one_job_asking_for_its_runs_together(tmp_pat
     assert resources.pack_runtime([*(r["run"] for r in rows[:11]), "run/new1", "run/new2"]) == 109 + 2 * 60
     assert resources.pack_runtime(["run/new1", "run/new2"]) == 2 * 60
     assert resources.bundle_memory(["run/0", "run/new1"]) == {"mem_mb": cost.DEFAULT_MEM_MB}
+
+
+def test_the_numbers_the_docs_and_profile_quote_are_the_cost_plan_s(repo):
+    """The margin, the allowances and the default memory are set once (rnnrepro.cost.resources); the
+    docs, cost.smk's comment and the slurm profile's default mem_mb quote them, held equal here."""
+    import yaml
+
+    from rnnrepro.cost.resources import DEFAULT_MEM_MB, MARGIN, MEMORY_ALLOWANCE_MB, RUNTIME_ALLOWANCE_MINUTES
+
+    cluster = (repo / "docs" / "cluster.md").read_text()
+    assert f"⌈estimated hours × 60 × {MARGIN:g} + {RUNTIME_ALLOWANCE_MINUTES}⌉" in cluster
+    assert f"⌈peak host memory × {MARGIN:g} + {MEMORY_ALLOWANCE_MB}⌉" in cluster
+    rules = (repo / "workflow" / "rules" / "cost.smk").read_text()
+    assert f"60 * margin + {RUNTIME_ALLOWANCE_MINUTES})" in rules and f"margin + {MEMORY_ALLOWANCE_MB})" in rules
+    assert f"margin {MARGIN:g} (" in rules and f"DEFAULT_MEM_MB ({DEFAULT_MEM_MB}," in rules
+    profile = yaml.safe_load((repo / "profiles" / "slurm" / "config.yaml").read_text())
+    assert profile["default-resources"]["mem_mb"] == DEFAULT_MEM_MB
