@@ -93,16 +93,21 @@ def test_a_folder_that_cannot_be_synced_does_not_fail_the_write(tmp_path, file_s
 
 
 def test_stale_temporary_files_are_removed_and_nothing_else(tmp_path):
-    ours_now = atomic.temporary_path(tmp_path / "model.pt")  # this process's own: a write under way
+    """A killed write's file goes, whatever pid it names, this process's included (a rerun in a
+    container often gets the killed process's pid); a write this process has under way stays."""
     killed = [atomic.temporary_path(tmp_path / "checkpoint.pt").name.replace(f".{os.getpid()}.", ".4242."),
+              atomic.temporary_path(tmp_path / "curve.tsv").name,  # this pid, but no write of ours under way
               ".metrics.json.1.0123abcd.tmp", ".items.npz.99999999.deadbeef.tmp"]
     others = ["checkpoint.pt", "notes.tmp", ".notes.tmp", ".model.pt.12.0123abcd.tmp.bak",
               ".model.pt.12.ABCDEF01.tmp", ".model.pt.x.0123abcd.tmp", "checkpoint.pt.corrupt"]
-    for name in [ours_now.name, *killed, *others]:
+    for name in [*killed, *others]:
         (tmp_path / name).write_bytes(b"x")
-    removed = atomic.remove_stale_temporaries(tmp_path)
-    assert sorted(p.name for p in removed) == sorted(killed)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([ours_now.name, *others])
+    with atomic.atomic_path(tmp_path / "model.pt") as ours_now:  # a write under way
+        ours_now.write_bytes(b"y")
+        removed = atomic.remove_stale_temporaries(tmp_path)
+        assert sorted(p.name for p in removed) == sorted(killed)
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([ours_now.name, *others])
+    assert (tmp_path / "model.pt").read_bytes() == b"y"
     assert atomic.remove_stale_temporaries(tmp_path / "missing") == []
 
 

@@ -163,8 +163,8 @@ def test_stateful_lm_sigterm_then_resume_is_identical(tmp_path, lm_data, lm_refe
 
 def checkpoint_step(path: Path) -> int:
     try:
-        return torch.load(path, weights_only=False)["progress"]["step"]
-    except (FileNotFoundError, EOFError, RuntimeError):
+        return training.checkpoint_payload(path.read_bytes())["progress"]["step"]
+    except (FileNotFoundError, EOFError, RuntimeError, ValueError):
         return -1
 
 
@@ -419,18 +419,26 @@ def test_cli_exits_0_when_sigterm_arrives_while_the_outputs_are_written(tmp_path
 
 
 # -- a checkpoint cut short, temporary files left behind ------------------------------------------
-@pytest.mark.parametrize("kept", [0, 0.5], ids=["empty", "truncated"])
+def garbled(data: bytes) -> bytes:
+    """64 bytes flipped in the middle: a zip whose records torch.load still reads, with other weights."""
+    middle = len(data) // 2
+    return data[:middle] + bytes(b ^ 0xFF for b in data[middle:middle + 64]) + data[middle + 64:]
+
+
+@pytest.mark.parametrize("damage", ["empty", "truncated", "garbled"])
 def test_an_unreadable_checkpoint_is_set_aside_and_the_run_starts_afresh(tmp_path, reference, monkeypatch,
-                                                                          caplog, kept):
-    """What a node crash during a write can leave under the final name (before writes were
-    fsynced): the rerun names the file and its error, keeps it as checkpoint.pt.corrupt and
-    trains from the start to the same metrics, with nobody deleting anything."""
+                                                                          caplog, damage):
+    """What a node crash during a write (before writes were fsynced) or a damaged disk can leave
+    under the final name: the rerun names the file and its error, keeps it as checkpoint.pt.corrupt
+    and trains from the start to the same metrics, with nobody deleting anything. A garbled one is
+    found by its sha256 (torch.load checks none, and would resume from damaged weights)."""
     with monkeypatch.context() as patch:
         patch.setattr(training, "train_step", StopAfter(7))
         with pytest.raises(TrainingInterrupted):
             train_run(adding_run(), tmp_path)
     checkpoint = tmp_path / "checkpoint.pt"
-    cut = checkpoint.read_bytes()[:int(kept * checkpoint.stat().st_size)]
+    data = checkpoint.read_bytes()
+    cut = {"empty": b"", "truncated": data[:len(data) // 2], "garbled": garbled(data)}[damage]
     checkpoint.write_bytes(cut)
     with caplog.at_level("WARNING", logger="rnnrepro.train"):
         train_run(adding_run(), tmp_path)
@@ -606,3 +614,17 @@ def test_same_seed_gives_identical_metrics_on_cuda(tmp_path, lm_data):
         made = json.loads((tmp_path / name / "metrics.json").read_text())["provenance"]
         assert made["device"].startswith("cuda") and made["deterministic"] is True
     assert outputs[0] == outputs[1]
+
+
+def test_equal_numbers_are_equal_bytes(tmp_path, reference):
+    """Two runs of one config and seed write the same model.pt, byte for byte, so its sha256 in a
+    job's record and in DVC stays put when a run is trained again (saved to a path, torch named
+    the archive's folder after the temporary file). Their checkpoints differ only in the wall time
+    the run took (``progress.seconds``): written with the same time, they are the same bytes."""
+    train_run(adding_run(), tmp_path / "a")
+    train_run(adding_run(), tmp_path / "b")
+    assert (tmp_path / "a" / "model.pt").read_bytes() == (tmp_path / "b" / "model.pt").read_bytes()
+    checkpoints = [training.checkpoint_payload((tmp_path / run / "checkpoint.pt").read_bytes()) for run in "ab"]
+    for payload in checkpoints:
+        payload["progress"]["seconds"] = 0.0
+    assert training.torch_bytes(checkpoints[0]) == training.torch_bytes(checkpoints[1])

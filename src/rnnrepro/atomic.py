@@ -40,6 +40,12 @@ class DiskFullError(OSError):
         return self.strerror
 
 
+#: The temporary files this process is writing now (:func:`atomic_path`): the only ones
+#: :func:`remove_stale_temporaries` leaves. A file of a killed earlier process is stale even when
+#: it carries this process's pid (in a container a rerun often gets the same pid).
+IN_FLIGHT: set[Path] = set()
+
+
 def temporary_path(path: Path) -> Path:
     """A fresh name beside ``path``, rather than mkstemp, whose 0600 mode would stick to the output."""
     return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
@@ -50,15 +56,16 @@ TEMPORARY_NAME = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp"
 
 
 def remove_stale_temporaries(folder: str | Path) -> list[Path]:
-    """Remove the temporary files of :func:`temporary_path` that other processes left in
-    ``folder`` (a write cut short by a kill or a crash), and return them. Only call it on a
-    folder that no other process writes at the time: a run folder is written by one job at a
-    time (Snakemake locks its outputs), so there every such file of another process is stale.
-    Files of this process and files of any other name are left alone."""
+    """Remove the temporary files of :func:`temporary_path` left in ``folder`` by writes cut short
+    (a kill or a crash), and return them. Only call it on a folder that no other process writes
+    at the time: a run folder is written by one job at a time (Snakemake locks its outputs), so
+    there every such file is stale, whatever pid it names (a rerun in a container often has the
+    killed process's pid). The files this process is writing now (:data:`IN_FLIGHT`) and files of
+    any other name are left alone."""
     removed = []
     for path in sorted(Path(folder).glob(".*.tmp")):
         found = TEMPORARY_NAME.fullmatch(path.name)
-        if found and int(found["pid"]) != os.getpid() and path.is_file():
+        if found and path not in IN_FLIGHT and path.is_file():
             path.unlink(missing_ok=True)
             removed.append(path)
     return removed
@@ -91,6 +98,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(path)
+    IN_FLIGHT.add(tmp)
     try:
         yield tmp
         sync_file(tmp)
@@ -102,6 +110,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             raise
         raise full from error
     finally:
+        IN_FLIGHT.discard(tmp)
         tmp.unlink(missing_ok=True)
 
 

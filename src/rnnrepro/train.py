@@ -92,6 +92,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import io
 import json
 import logging
 import math
@@ -129,6 +131,10 @@ CHECKPOINT = "checkpoint.pt"
 #: times, which cost it more than its training.
 EPOCH_CHECKPOINT_SECONDS = 30.0
 MODEL = "model.pt"
+#: A checkpoint ends with this marker and the sha256 (hex) of every byte before it
+#: (:func:`write_checkpoint`): torch.load checks no checksum, so a garbled checkpoint would
+#: otherwise resume from damaged weights.
+CHECKSUM_MARKER = b"\nrnnrepro-sha256:"
 #: Environment switches that change how (not what) the cells compute; recorded in provenance.
 SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PACKED", "RNNREPRO_FUSED", "RNNREPRO_DETERMINISTIC")
 #: The cuBLAS workspace that deterministic cuBLAS needs (CUDA >= 10.2), set before CUDA starts.
@@ -443,19 +449,39 @@ def write_checkpoint(path: Path, key: dict, model_state: dict, optimizer_state: 
     payload = {"format": 3, "key": key, "model": model_state, "optimizer": optimizer_state,
                "rng": rng_state(), "progress": dataclasses.asdict(progress),
                "carried_state": carried, "best_model": best_model}
+    body = torch_bytes(payload)
     with atomic.atomic_path(path) as tmp:
-        torch.save(payload, tmp)
+        tmp.write_bytes(body + CHECKSUM_MARKER + hashlib.sha256(body).hexdigest().encode())
+
+
+def torch_bytes(payload: Any) -> bytes:
+    """``payload`` as ``torch.save`` writes it, to memory: the same content gives the same bytes,
+    whatever file they go to (saved to a path, torch names the archive's inner folder after the
+    file, here a temporary name, so equal numbers gave other bytes and another sha256 each time)."""
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    return buffer.getvalue()
+
+
+def checkpoint_payload(data: bytes) -> Any:
+    """The payload of a checkpoint's bytes, once its sha256 matches; a ValueError says what is wrong."""
+    body, marker, digest = data.rpartition(CHECKSUM_MARKER)
+    if not marker:
+        raise ValueError("it ends without its checksum (cut short, or written by an older version)")
+    if hashlib.sha256(body).hexdigest().encode() != digest:
+        raise ValueError("its content does not match its sha256 (garbled)")
+    return torch.load(io.BytesIO(body), map_location="cpu", weights_only=False)
 
 
 def read_checkpoint(path: Path) -> dict | None:
     """The payload of checkpoint ``path``; None when there is none, or when it cannot be read
-    (empty, truncated or garbled: what a node crash during a write can leave): then it is set
-    aside as ``<name>.corrupt``, the error logged with its name. A file that cannot be opened at
-    all (permissions) raises."""
+    (empty, truncated, or garbled: its sha256 does not match, what a node crash during a write or
+    a damaged disk can leave): then it is set aside as ``<name>.corrupt``, the error logged with
+    its name. A file that cannot be opened at all (permissions) raises."""
     if not path.exists():
         return None
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
+        payload = checkpoint_payload(path.read_bytes())
     except (PermissionError, IsADirectoryError):
         raise
     except Exception as error:  # noqa: BLE001 - torch.load fails with EOFError, OSError, RuntimeError, KeyError ...
@@ -845,8 +871,9 @@ def write_outputs(out_dir: Path, run: dict, progress: Progress, metrics: dict[st
         else:
             save_no_items(tmp)
     atomic.write_json(out_dir / "metrics.json", {**metrics, "provenance": made})
+    model_bytes = torch_bytes({"format": 1, "config": run, "model": model.state_dict()})
     with atomic.atomic_path(out_dir / MODEL) as tmp:
-        torch.save({"format": 1, "config": run, "model": model.state_dict()}, tmp)
+        tmp.write_bytes(model_bytes)
 
 
 def load_trained(model_file: str | Path, data: str | Path | None = None) -> tuple[Task, nn.Module]:

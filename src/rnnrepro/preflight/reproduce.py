@@ -24,7 +24,7 @@ from typing import Any, Callable
 from ..cost.plan import PlannedRun
 from ..packing import train_pack
 from ..plan.packs import Packing, plan_packs
-from ..train import train_run
+from ..train import checkpoint_payload, train_run
 from .plan import data_of
 from .table import Row
 
@@ -114,11 +114,10 @@ def kernels_row(scratch: Path, task: str) -> Row:
 
 
 def checkpoint_step(path: Path) -> int:
-    import torch
-
+    """The step checkpoint ``path`` was written at; -1 while there is none that reads whole."""
     try:
-        return torch.load(path, weights_only=False)["progress"]["step"]
-    except (FileNotFoundError, EOFError, RuntimeError, KeyError):
+        return checkpoint_payload(path.read_bytes())["progress"]["step"]
+    except (FileNotFoundError, EOFError, RuntimeError, KeyError, ValueError):
         return -1
 
 
