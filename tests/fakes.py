@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from rnnrepro.aggregate import write_tables
-from rnnrepro.plan.layout import Layout
 from rnnrepro.claims.study import StudyInputs
 from rnnrepro.claims.summarise import write_study_summary
+from rnnrepro.plan.layout import Layout
 from rnnrepro.plan.studies import Study, load_study, plan_of, study_schema_of
 
 REPO = Path(__file__).resolve().parents[1]

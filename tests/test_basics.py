@@ -17,12 +17,12 @@ from fakes import fake_inputs, fake_study
 from rnnrepro import train as training
 from rnnrepro.analyses import ANALYSES, TrainedRun
 from rnnrepro.analyses import basics as analyses
-from rnnrepro.data.prepared import write_json_gz
-from rnnrepro.models import build_model
 from rnnrepro.claims import Context
 from rnnrepro.claims.papers import basics as report_basics
-from rnnrepro.report import render_report
+from rnnrepro.data.prepared import write_json_gz
+from rnnrepro.models import build_model
 from rnnrepro.plan.studies import load_study, study_schema_of
+from rnnrepro.report import render_report
 from rnnrepro.tasks import Batch, TaskIO, build_task
 from rnnrepro.tasks.counting import A, B, nearest_negatives, string
 from rnnrepro.train import NonFiniteLoss, TrainConfig, train_run

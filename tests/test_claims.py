@@ -153,8 +153,8 @@ def test_coverage_by_labels(study, artifact, index):
     sentence quantifies over all of them, and a label the published rows lack, added to ours,
     changes nothing. A row whose removal leaves the comparisons as they were is one the claim does
     not read (e.g. the published constant of a threshold)."""
-    from rnnrepro.claims.judge import judge_pair
     from rnnrepro.claims.combine import MOST, SOME
+    from rnnrepro.claims.judge import judge_pair
 
     spec = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
     check = build_check(spec.claims[index]["check"])

@@ -80,8 +80,8 @@ def test_dvc_train_stage_depends_on_every_folder_of_run_code(repo):
     import yaml
 
     from rnnrepro.cells import CELLS
-    from rnnrepro.plan.code_identity import TRAINING_CODE
     from rnnrepro.models import MODELS
+    from rnnrepro.plan.code_identity import TRAINING_CODE
     from rnnrepro.tasks import TASKS
 
     stages = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]

@@ -12,11 +12,11 @@ import torch
 from fakes import fake_inputs, fake_study
 
 from rnnrepro.analyses import ANALYSES, run_analysis
-from rnnrepro.models import build_model
-from rnnrepro.report.papers import drnn
 from rnnrepro.claims.study import JudgedStudy
-from rnnrepro.report.study import StudyReport
+from rnnrepro.models import build_model
 from rnnrepro.plan.studies import load_study, study_schema_of
+from rnnrepro.report.papers import drnn
+from rnnrepro.report.study import StudyReport
 from rnnrepro.tasks import Batch, build_task
 from rnnrepro.tasks.reversal import analytic_bound, exact_bound
 from rnnrepro.tasks.sine_filter import sine_filter_targets

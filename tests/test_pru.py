@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 import torch
 
+from rnnrepro import tables
 from rnnrepro.analyses import TrainedRun
 from rnnrepro.analyses.pru import feedforward_diagonal, translation_bleu, translation_bleu_labels, validation_peak
+from rnnrepro.claims import Context, build_check
 from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.models import build_model
-from rnnrepro import tables
-from rnnrepro.claims import Context, build_check
 from rnnrepro.plan.studies import load_study, study_schema_of
 from rnnrepro.tasks import build_task
 from rnnrepro.tasks.copying import BLANK, DELIMITER, copying_problem, memoryless_baseline

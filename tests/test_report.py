@@ -14,11 +14,11 @@ from fakes import fake_inputs, fake_study
 from rnnrepro import tables
 from rnnrepro.claims import Context, build_check
 from rnnrepro.labels import label_text, with_text_labels
-from rnnrepro.plan.layout import Layout
 from rnnrepro.metrics.formats import format_mean_std, format_value
+from rnnrepro.plan.layout import Layout
+from rnnrepro.plan.studies import load_study, study_names, study_schema_of
 from rnnrepro.report import frames, render_report
 from rnnrepro.report.render import main
-from rnnrepro.plan.studies import load_study, study_names, study_schema_of
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED_DIR = REPO / "reports" / "published"

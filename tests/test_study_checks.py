@@ -20,12 +20,12 @@ import yaml
 
 from rnnrepro.aggregate import curve_means, load_run
 from rnnrepro.analyses import ANALYSES, TrainedRun
-from rnnrepro.plan.config_check import ConfigError
 from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.metrics.items import ITEMS_FILE, SplitItems
-from rnnrepro.report import render
+from rnnrepro.plan.config_check import ConfigError
 from rnnrepro.plan.studies import load_workflow_config, study_schema_of, validate
 from rnnrepro.plan.study_metrics import analysis_metrics, curve_metrics, run_metrics, training_metrics
+from rnnrepro.report import render
 from rnnrepro.tasks import TASKS
 from rnnrepro.train import train_run
 

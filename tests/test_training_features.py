@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from rnnrepro import train as training
-from rnnrepro.plan.config_check import ConfigError, check_run_config
 from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.models import MODELS, build_model
+from rnnrepro.plan.config_check import ConfigError, check_run_config
 from rnnrepro.tasks import TASKS, Batch, TaskIO, build_task
 from rnnrepro.tasks.base import IGNORE_INDEX, forward_with_state
 from rnnrepro.train import TrainConfig, improves, train_run

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import REPO
 
-from rnnrepro.plan.studies import plan_digest_of
 from rnnrepro.plan.kept import CACHE_FOLDER, KEPT_PLANS, PACKAGE, kept_study, load_plan, plan_digest, work_out_plan
+from rnnrepro.plan.studies import plan_digest_of
 
 
 @pytest.fixture

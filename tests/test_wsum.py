@@ -12,16 +12,16 @@ import pandas as pd
 import pytest
 import torch
 
+from rnnrepro import tables
 from rnnrepro.analyses import ANALYSES, TrainedRun
 from rnnrepro.analyses.wsum import layer_weights, random_check, weight_maps_labels
 from rnnrepro.cells import build_cell
 from rnnrepro.cells.lstm import LSTMCell
 from rnnrepro.cells.weighted_sum import memory_terms, weighted_sum
+from rnnrepro.claims import Context, build_check, judge_claim
 from rnnrepro.data.prepared import write_json_gz
 from rnnrepro.layers import Bidirectional, Recurrent, Stacked, length_mask
 from rnnrepro.models import build_model
-from rnnrepro import tables
-from rnnrepro.claims import Context, build_check, judge_claim
 from rnnrepro.plan.studies import load_study, study_schema_of
 from rnnrepro.tasks import TaskIO, build_task
 from rnnrepro.tasks.translation import IO_LEVEL

@@ -13,14 +13,14 @@ from snakemake.common import overwrite_function_params
 
 from rnnrepro.cost import TrainResources
 from rnnrepro.cost.plan import planned_runs
+from rnnrepro.data.prepared import dataset_identity
 from rnnrepro.plan.bundles import Bundling, plan_bundles
 from rnnrepro.plan.code_identity import package_code
 from rnnrepro.plan.config_check import ConfigError
-from rnnrepro.data.prepared import dataset_identity
 from rnnrepro.plan.jobs import RECORDED, Pack
+from rnnrepro.plan.kept import load_plan
 from rnnrepro.plan.layout import Layout, prepared_file as layout_prepared_file
 from rnnrepro.plan.studies import RUN_FOLDER_PATTERN, plan_digest_of
-from rnnrepro.plan.kept import load_plan
 
 
 def rule_function(function):

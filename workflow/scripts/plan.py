@@ -9,8 +9,8 @@ from pathlib import Path
 sys.path.insert(0, snakemake.scriptdir)
 from _log import to_log_file  # noqa: E402
 
-from rnnrepro.plan.studies import plan_digest_of, write_plan  # noqa: E402
 from rnnrepro.plan.kept import kept_study, work_out_plan  # noqa: E402
+from rnnrepro.plan.studies import plan_digest_of, write_plan  # noqa: E402
 
 to_log_file(snakemake.log[0])
 root, name, digest = Path(snakemake.scriptdir).resolve().parents[1], snakemake.wildcards.study, snakemake.params.digest

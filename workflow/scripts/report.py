@@ -5,8 +5,8 @@ import sys
 sys.path.insert(0, snakemake.scriptdir)
 from _log import to_log_file  # noqa: E402
 
-from rnnrepro.report import render_report  # noqa: E402
 from rnnrepro.plan.study_inputs import StudyInputs  # noqa: E402
+from rnnrepro.report import render_report  # noqa: E402
 
 to_log_file(snakemake.log[0])
 inputs = StudyInputs.from_mapping({name: value for name, value in snakemake.input.items() if name != "notebook"})
