@@ -445,3 +445,23 @@ def test_real_fetch_ud_en_ewt_v2_3(
     parsed = read_conllu(paths[split])
     assert len(parsed) == sentences
     assert sum(len(sentence) for sentence in parsed) == words
+
+
+def test_the_workflow_finds_the_mirror_beside_the_checkout(repo, mirror, tmp_path: Path) -> None:
+    """The README's main command on a fresh machine: no data.mirror in config/config.yaml and no
+    RNNREPRO_DATA_MIRROR, a mirror at ../shared/data beside the checkout: the workflow's fetch
+    finds it there (Snakemake hands the script its folder as workflow/rules/../scripts)."""
+    import sys
+
+    import yaml
+    from conftest import copy_project, run_tool
+
+    project = copy_project(repo, tmp_path / "project", mirror, scale="ci", studies=["pru"])
+    settings = yaml.safe_load((project / "config/config.yaml").read_text())
+    settings["data"]["mirror"] = None
+    (project / "config/config.yaml").write_text(yaml.safe_dump(settings))
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(mirror)
+    fetched = run_tool([sys.executable, "-m", "snakemake", "--profile", "profiles/local",
+                        "resources/data/multi30k/SHA256SUMS"], cwd=project, env={MIRROR_ENV_VAR: ""})
+    assert (project / "resources/data/multi30k/SHA256SUMS").is_file(), fetched.stdout[-2000:] + fetched.stderr[-2000:]

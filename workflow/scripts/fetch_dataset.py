@@ -14,6 +14,7 @@ settings = snakemake.config["data"]
 folder = Path(snakemake.output[0]).parent
 # the mirror: data.mirror in config/config.yaml, else RNNREPRO_DATA_MIRROR, else ../shared/data beside
 # the checkout when it is one (workflow/scripts/ is two folders below the checkout)
-mirror = settings["mirror"] or os.environ.get(MIRROR_ENV_VAR) or mirror_beside(Path(snakemake.scriptdir).parents[1])
+mirror = (settings["mirror"] or os.environ.get(MIRROR_ENV_VAR)
+          or mirror_beside(Path(snakemake.scriptdir).resolve().parents[1]))  # scriptdir may read rules/../scripts
 paths = fetch_dataset(snakemake.wildcards.dataset, folder, mirror=mirror, timeout=settings["timeout"], progress=False)
 write_checksums(paths.values(), snakemake.output[0])
