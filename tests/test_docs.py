@@ -39,6 +39,7 @@ def test_the_readme_is_one_screen_whose_links_resolve(repo):
     assert len(text.splitlines()) <= README_MOST_LINES
     for section in ("## Two commands", "## What you get", "## A map of the package", "## Extending it"):
         assert section in text
+    assert not re.search(r"\b[0-9a-f]{7,40}\b", text), "a hex word that reads as a commit hash"
     links = [link for link in LINK.findall(text) if not link.startswith(("http://", "https://"))]
     assert links, "the README links the documentation"
     for link in links:
