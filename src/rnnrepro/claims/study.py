@@ -63,18 +63,19 @@ class JudgedStudy(StudyData):
                                   for _, group in groups))
         return here, paper
 
-    def judge(self, artifact: str) -> list[ClaimResult]:
+    def judge(self, artifact: str, regime: RegimeCheck | None | str = "read") -> list[ClaimResult]:
         """Every claim of ``artifact`` judged on the published numbers and on ours (the summary
         does this once per claim; the report reads its verdicts). Rows of the user's own cells
         (config extra_cells) are left out: a claim is about the paper's cells. Every claim of the
-        artifact is weighed under one noise policy (:func:`~.noise.policy_of`)."""
+        artifact is weighed under one noise policy (:func:`~.noise.policy_of`), against its
+        regime (:meth:`regime`, read here unless the caller has read it already)."""
         ours, published = self.ours(artifact), self.published(artifact)
         if self.study.extra_cells and "cell" in ours:
             ours = ours[~ours["cell"].isin(self.study.extra_cells)]
         pub_rows = tables.rows_of(self.published_rows, artifact)
         policy, reference = policy_of(ours), reference_spreads(ours)  # one noise policy for the artifact
         baselines = self.baseline_rows(artifact)
-        regime = self.regime(artifact)
+        regime = self.regime(artifact) if regime == "read" else regime
         return [judge_claim(claim, artifact, ours, published, pub_rows, self.scale, self.items, policy, reference,
                             regime, baselines)
                 for claim in self.study.artifacts[artifact].claims]

@@ -85,9 +85,10 @@ def study_summary(data: JudgedStudy) -> tuple[pd.DataFrame, dict, pd.DataFrame, 
     """(claims table, metrics dict, headline rows, curve rows) of one study."""
     claims, metrics, finals, curves = [], {}, [], []
     for name, artifact in data.study.artifacts.items():
-        results = data.judge(name)
+        regime_check = data.regime(name)
+        results = data.judge(name, regime_check)
         reason = why_no_numbers(data, name)
-        regime = regime_columns(data.regime(name))
+        regime = regime_columns(regime_check)
         for result in results:
             claims.append({"study": data.study.name, "artifact": name, "title": artifact.title,
                            "where": result.where, "quote": result.quote, "reading": result.reading,
