@@ -8,7 +8,15 @@
 # requirements.txt), the same on a laptop and on a cluster's nodes.
 from snakemake.utils import min_version
 
+from rnnrepro.plan.config_check import ConfigError
+from rnnrepro.plan.yaml_file import load_yaml
+
 min_version("9.0")
+
+try:  # read first by us: Snakemake's message for a YAML error names neither the file nor the line
+    load_yaml("config/config.yaml")
+except ConfigError as error:
+    raise WorkflowError(f"Configuration error: {error}") from None
 
 
 configfile: "config/config.yaml"

@@ -68,6 +68,7 @@ def test_bad_top_level_config_names_the_key(base_config, paths, change, message)
     with pytest.raises(ConfigError) as error:
         load_workflow_config(config, *paths)
     assert message in str(error.value)
+    assert str(error.value).startswith("config/config.yaml (with any --config or --configfile values): ")
 
 
 def write_study(tmp_path, study: dict, paths) -> tuple:

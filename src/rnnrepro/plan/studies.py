@@ -26,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
 from .config_check import ConfigError, check_run_config
 from .study_metrics import check_metrics
+from .yaml_file import load_yaml
 
+#: where the workflow's configuration comes from, as its errors name it
+CONFIG_SOURCE = "config/config.yaml (with any --config or --configfile values)"
 FIXED_AXES = ("task", "model", "cell")
 IDENTITY_SECTIONS = ("task", "model", "cell", "train")
 DEFAULT_GRID = "main"  # name of the grid of an artifact that gives a single `grid:`
@@ -135,21 +137,6 @@ def study_from_plan(plan: dict[str, Any]) -> Study:
 
 
 # -- schema validation -----------------------------------------------------------------------
-#: libyaml's safe loader where PyYAML was built with it (about ten times faster on the study
-#: files, which the workflow parses at every invocation), else the pure-Python one.
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def load_yaml(path: Path) -> Any:
-    try:
-        with open(path) as handle:
-            return yaml.load(handle, Loader=SAFE_LOADER)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found") from None
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from None
-
-
 def _location(error: jsonschema.ValidationError) -> str:
     return ".".join(str(part) for part in error.absolute_path) or "(top level)"
 
@@ -599,7 +586,7 @@ def load_workflow_config(config: dict, schema_dir: Path, studies_dir: Path) -> t
     from ..cells import CELLS
 
     config_schema["properties"]["extra_cells"]["items"]["enum"] = CELLS.names()
-    validate(config, config_schema, "config")
+    validate(config, config_schema, CONFIG_SOURCE)
     config = fill_defaults(config, config_schema)
     if config.get("studies") is None:
         config["studies"] = known
