@@ -23,6 +23,8 @@ import torch
 
 from rnnrepro import train
 
+import measured  # benchmarks/measured.py, beside this script
+
 
 def presence(cell: str) -> dict:
     """elstm Fig. 5's toy task at T = 10 as `mini` trains it (300 of its 1,200 epochs)."""
@@ -74,10 +76,13 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per side (after one warm-up)")
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
+    parser.add_argument("--record", action="store_true",
+                        help="append the rows to benchmarks/measured/ and the table of docs/performance.md")
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, 1 thread, {args.rounds} rounds, median seconds per whole run")
     print(f"{'case':60s} {'loop':>7s} {'fused':>7s} {'fused/loop':>10s} {'metrics apart':>13s}")
+    context, rows = measured.context(__file__), []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.cases:
             title, make = CASES[name]
@@ -92,6 +97,11 @@ def main() -> None:
             loop, fused = statistics.median(seconds[False]), statistics.median(seconds[True])
             print(f"{title:60s} {loop:7.2f} {fused:7.2f} {fused / loop:10.3f} {relative_difference(metrics[False], metrics[True]):13.1e}",
                   flush=True)
+            rows.append({**context, "run": title, f"loop (s, median of {args.rounds})": round(loop, 2),
+                         "fused (s)": round(fused, 2), "fused / loop": round(fused / loop, 3),
+                         "metrics apart (relative)": f"{relative_difference(metrics[False], metrics[True]):.1e}"})
+    if args.record:
+        print(f"recorded in {measured.record('optimizer', rows).relative_to(measured.REPO)}")
 
 
 if __name__ == "__main__":

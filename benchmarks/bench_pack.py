@@ -28,6 +28,8 @@ from rnnrepro.plan.packs import Packing
 from rnnrepro.preflight.timing import presence, sine
 from rnnrepro.train import train_run
 
+import measured  # benchmarks/measured.py, beside this script
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -80,11 +82,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per side (median)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (train jobs use 1 at mini)")
     parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
+    parser.add_argument("--record", action="store_true",
+                        help="append the rows to benchmarks/measured/ and the table of docs/performance.md")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, median seconds of whole runs\n")
     print(f"{'case':<58} {'N':>3} {'sequential':>10} {'packed':>8} {'ratio':>6}")
     ratios: dict[int, float] = {}
+    context, rows = measured.context(__file__), []
     for name in args.cases:
         title, make = CASES[name]
         runs = make()
@@ -99,9 +104,14 @@ def main(argv: list[str] | None = None) -> None:
                     shutil.rmtree(root)
         seq, pack = statistics.median(times["sequential"]), statistics.median(times["packed"])
         print(f"{title:<58} {len(runs):>3} {seq:>10.2f} {pack:>8.2f} {seq / pack:>6.2f}", flush=True)
+        rows.append({**context, "runs": title, "N": len(runs), "threads": args.threads,
+                     f"one after another (s, median of {args.rounds})": round(seq, 2), "packed (s)": round(pack, 2),
+                     "ratio": round(seq / pack, 2)})
         if name.startswith("sine"):
             ratios[int(name[4:])] = seq / pack
     drnn_paper_hours(ratios)
+    if args.record:
+        print(f"recorded in {measured.record('packs', rows).relative_to(REPO)}")
 
 
 if __name__ == "__main__":

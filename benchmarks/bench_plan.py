@@ -26,6 +26,8 @@ from pathlib import Path
 
 from rnnrepro.plan.layout import SCALES
 
+import measured  # benchmarks/measured.py, beside this script
+
 REPO = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 10.0  # the paper scale's plan, on a 2-core machine
 
@@ -62,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed dry runs per scale (default 3)")
     parser.add_argument("--scales", nargs="+", default=["mini", "paper"], choices=SCALES)
+    parser.add_argument("--record", action="store_true",
+                        help="append the rows to benchmarks/measured/ and the table of docs/performance.md")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="rnnrepro-plan-") as folder:
         project = fresh_copy(Path(folder))
@@ -77,10 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     median = {key: statistics.median(values) for key, values in times.items()}
     print(f"snakemake -n all in a fresh copy, median of {args.rounds} interleaved rounds")
     print(f"{'scale':<8}{'jobs':>8}{'plan':>10}{'seconds':>10}{'ms/job':>9}")
+    context, rows = measured.context(__file__), []
     for scale in args.scales:
         for kept, label in ((False, "afresh"), (True, "kept")):
             seconds = median[scale, kept]
             print(f"{scale:<8}{jobs[scale]:>8}{label:>10}{seconds:>10.2f}{1000 * seconds / max(jobs[scale], 1):>9.2f}")
+            rows.append({**context, "scale": scale, "jobs": jobs[scale], "plan": label,
+                         f"seconds (median of {args.rounds})": round(seconds, 2)})
+    if args.record:
+        print(f"recorded in {measured.record('plan', rows).relative_to(REPO)}")
     if {"mini", "paper"} <= set(args.scales):
         for kept, label in ((False, "worked out afresh"), (True, "kept")):
             mini, paper = median["mini", kept], median["paper", kept]

@@ -62,3 +62,56 @@ def test_no_commit_hash_or_clock_time_outside_the_performance_page(repo, pattern
 def test_the_patterns_find_what_they_are_for():
     assert SHORT_HASH.search("measured at 6312b34 on") and not SHORT_HASH.search("cfg~1a2b3c4d5e, 0.1466578")
     assert CLOCK_TIME.search("started 15:06 on") and not CLOCK_TIME.search("ratio 1:2.5, :4096:8")
+
+
+def measured_module(repo):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("measured", repo / "benchmarks" / "measured.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: a measured figure: a number with a unit of time or a ratio ("37.1 minutes", "9.4 s", "1.15×")
+FIGURE = re.compile(r"(?<![\w.])\d[\d,.]*\s*(?:s|ms|min|minutes|hours?|GPU-hours|CPU-hours|×|x)(?![\w-])")
+
+
+def test_the_performance_page_s_tables_are_what_the_benchmarks_recorded(repo):
+    """Each table of docs/performance.md is generated from its benchmarks/measured/<name>.jsonl
+    (``python benchmarks/measured.py``), every row names its machine, commit, time and how it was
+    recorded, and the hand-written text around the tables carries no figure of its own."""
+    measured = measured_module(repo)
+    page = (repo / "docs" / "performance.md").read_text(encoding="utf-8")
+    names = measured.blocks(page)
+    assert names and sorted(names) == sorted(path.stem for path in (repo / "benchmarks" / "measured").glob("*.jsonl"))
+    assert measured.render(page) == page, "a table was edited by hand: run python benchmarks/measured.py"
+    for name in names:
+        for row in measured.rows(name):
+            assert all(row.get(key) for key in measured.CONTEXT), (name, row)
+    prose = re.sub(r"<!-- measured: ([\w-]+) -->.*?<!-- end measured: \1 -->", "", page, flags=re.DOTALL)
+    prose = re.sub(r"`[^`]*`", "", prose)
+    assert not FIGURE.findall(prose), FIGURE.findall(prose)
+
+
+def test_a_recorded_row_lands_in_its_table(repo, tmp_path, monkeypatch):
+    measured = measured_module(repo)
+    page = tmp_path / "performance.md"
+    page.write_text("text\n\n<!-- measured: demo -->\nstale\n<!-- end measured: demo -->\n\nmore text\n")
+    monkeypatch.setattr(measured, "PAGE", page)
+    monkeypatch.setattr(measured, "FOLDER", tmp_path / "measured")
+    row = {**measured.context(repo / "benchmarks" / "measured.py", repo), "case": "a | b", "seconds": 1234.5678}
+    measured.record("demo", [row])
+    measured.record("demo", [{**row, "seconds": 2.0}])
+    text = page.read_text()
+    assert text.startswith("text\n\n<!-- measured: demo -->\n| machine | commit | measured | recorded | case | seconds |")
+    assert "| a \\| b | 1,235 |" in text and "| a \\| b | 2 |" in text and "stale" not in text
+    assert text.endswith("<!-- end measured: demo -->\n\nmore text\n")
+    assert row["recorded"] == "by `benchmarks/measured.py`"
+    with pytest.raises(SystemExit, match="has no table for 'other'"):
+        measured.record("other", [row])
+
+
+def test_the_figure_pattern_finds_figures():
+    assert FIGURE.search("took 37.1 minutes") and FIGURE.search("9.4 s against") and FIGURE.search("1.15× faster")
+    assert not FIGURE.search("2-core machine") and not FIGURE.search("Python 3.11") and not FIGURE.search("T = 100")
