@@ -189,13 +189,30 @@ def test_unregistered_flag_combinations_equal_reference_loop(params):
         assert_loops_agree(cell, x, state, mask, 0, reference_loops, 1e-12)
 
 
+def test_the_prepack_switch_and_its_former_name(monkeypatch):
+    """RNNREPRO_PREPACK=0 turns prepacking off; RNNREPRO_PACKED, its name before "pack" meant
+    only packs of runs, is still read (with a warning) where the new one is not set."""
+    monkeypatch.delenv("RNNREPRO_PREPACK", raising=False)
+    monkeypatch.delenv("RNNREPRO_PACKED", raising=False)
+    assert products.prepacking_enabled()
+    monkeypatch.setenv("RNNREPRO_PREPACK", "0")
+    assert not products.prepacking_enabled()
+    monkeypatch.delenv("RNNREPRO_PREPACK")
+    monkeypatch.setenv("RNNREPRO_PACKED", "off")
+    monkeypatch.setattr(products, "_warned", [])
+    with pytest.warns(FutureWarning, match="RNNREPRO_PACKED is now called RNNREPRO_PREPACK"):
+        assert not products.prepacking_enabled()
+    monkeypatch.setenv("RNNREPRO_PREPACK", "1")  # the new name wins
+    assert products.prepacking_enabled()
+
+
 @pytest.mark.parametrize("name", sorted(ZOO))
-def test_packed_products_equal_reference_loop(name, monkeypatch):
+def test_prepacked_products_equal_reference_loop(name, monkeypatch):
     """oneDNN's packed GEMM (used for big float32 weights) gives the reference results."""
-    if not products.packing_available():
+    if not products.prepacking_available():
         pytest.skip("this torch has no oneDNN linear ops")
-    monkeypatch.setattr(products, "PACK_MIN_ENTRIES", 0)  # pack even these tiny weights
-    monkeypatch.setattr(products, "INPUT_PACK_MIN_PRODUCTS", 0)
+    monkeypatch.setattr(products, "PREPACK_MIN_ENTRIES", 0)  # pack even these tiny weights
+    monkeypatch.setattr(products, "INPUT_PREPACK_MIN_PRODUCTS", 0)
     cell = make(name)
     x, state = random_inputs(cell)
     for mask in (None, lengths_mask([T, 3, 1])):
@@ -203,17 +220,17 @@ def test_packed_products_equal_reference_loop(name, monkeypatch):
 
 
 @pytest.mark.parametrize("bias", [True, False])
-def test_packed_input_projection_equals_linear(bias, monkeypatch):
+def test_prepacked_input_projection_equals_linear(bias, monkeypatch):
     """The whole-sequence input projection on oneDNN's packed weight gives F.linear's
     output and gradients (x, W, b), and is the path taken for big float32 products."""
-    if not products.packing_available():
+    if not products.prepacking_available():
         pytest.skip("this torch has no oneDNN linear ops")
-    monkeypatch.setattr(products, "INPUT_PACK_MIN_PRODUCTS", 0)
+    monkeypatch.setattr(products, "INPUT_PREPACK_MIN_PRODUCTS", 0)
     x = torch.randn(7, 3, 5, requires_grad=True)
     weight = torch.randn(8, 5, requires_grad=True)
     b = torch.randn(8, requires_grad=True) if bias else None
     projected = products.input_projection(x, weight, b)
-    assert type(projected.grad_fn).__name__ == "PackedInputProjectionBackward"
+    assert type(projected.grad_fn).__name__ == "PrepackedInputProjectionBackward"
     expected = torch.nn.functional.linear(x, weight, b)
     torch.testing.assert_close(projected, expected, atol=1e-5, rtol=1e-5)
     grad = torch.randn_like(expected)
@@ -222,9 +239,9 @@ def test_packed_input_projection_equals_linear(bias, monkeypatch):
     def path(*args):
         return type(products.input_projection(*args).grad_fn).__name__
 
-    assert path(x.double(), weight.double(), None) != "PackedInputProjectionBackward"  # float64: F.linear
-    monkeypatch.setattr(products, "INPUT_PACK_MIN_PRODUCTS", 10 ** 9)
-    assert path(x, weight, b) != "PackedInputProjectionBackward"  # small products: F.linear
+    assert path(x.double(), weight.double(), None) != "PrepackedInputProjectionBackward"  # float64: F.linear
+    monkeypatch.setattr(products, "INPUT_PREPACK_MIN_PRODUCTS", 10 ** 9)
+    assert path(x, weight, b) != "PrepackedInputProjectionBackward"  # small products: F.linear
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))

@@ -136,7 +136,9 @@ MODEL = "model.pt"
 #: otherwise resume from damaged weights.
 CHECKSUM_MARKER = b"\nrnnrepro-sha256:"
 #: Environment switches that change how (not what) the cells compute; recorded in provenance.
-SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PACKED", "RNNREPRO_FUSED", "RNNREPRO_DETERMINISTIC")
+SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PREPACK", "RNNREPRO_FUSED", "RNNREPRO_DETERMINISTIC")
+#: a switch's former name, still read where the new one is not set
+FORMER_NAMES = {"RNNREPRO_PREPACK": "RNNREPRO_PACKED"}
 #: The cuBLAS workspace that deterministic cuBLAS needs (CUDA >= 10.2), set before CUDA starts.
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 
@@ -632,7 +634,7 @@ def provenance(device: torch.device, seconds: float, progress: Progress) -> dict
     """Where and how a run's numbers were made (not part of its identity)."""
     return {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
             "python": sys.version.split()[0],
-            **{name: os.environ.get(name, "") for name in SWITCHES},
+            **{name: os.environ.get(name, os.environ.get(FORMER_NAMES.get(name, ""), "")) for name in SWITCHES},
             "deterministic": progress.deterministic, "nondeterministic_ops": " ".join(progress.nondeterministic_ops),
             "wall_seconds": round(seconds, 3)}
 

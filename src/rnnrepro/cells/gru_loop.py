@@ -17,7 +17,7 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from .compiled import scripted
-from .products import packed
+from .products import prepacked
 
 
 @scripted
@@ -84,7 +84,7 @@ class GRULoop(torch.autograd.Function):
         doubling[2 * size:] = 2  # n's pre-activation doubled, for tanh through one sigmoid
         doubled = weight * doubling.unsqueeze(1)
         out, states, gates, candidate, recurrent = gru_forward(
-            xp * doubling, h0, doubled.t(), packed(doubled, h0.shape[0]),
+            xp * doubling, h0, doubled.t(), prepacked(doubled, h0.shape[0]),
             bias * doubling if bias is not None else None, mask)
         ctx.has_bias = bias is not None
         ctx.save_for_backward(states, gates, candidate, recurrent, h0, weight, mask)
@@ -105,7 +105,7 @@ class GRULoop(torch.autograd.Function):
         keep = mask.to(states.dtype) if mask is not None else None
         grad_recurrent, grad_new, grad_h0 = gru_backward(grad_out.contiguous(), grad_h.contiguous(),
                                                          factors, z.contiguous(), weight,
-                                                         packed(weight.t(), h0.shape[0]), keep)
+                                                         prepacked(weight.t(), h0.shape[0]), keep)
         grad_xp = torch.cat([grad_recurrent[..., :2 * size], grad_new * through_n], dim=2)
         grad_weight = grad_recurrent.flatten(0, 1).t().mm(previous.flatten(0, 1))
         grad_bias = grad_recurrent.sum((0, 1)) if ctx.has_bias else None

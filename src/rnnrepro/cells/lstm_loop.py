@@ -26,7 +26,7 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from .compiled import scripted
-from .products import packed
+from .products import prepacked
 
 
 @scripted
@@ -171,8 +171,8 @@ class LSTMLoop(torch.autograd.Function):
         ff_doubled = weight_ff * 2 if weight_ff is not None else None
         out, h_states, c_states, acts, squashed, hats = lstm_forward(
             xr, u.contiguous() if u is not None else None, scale, h0, c0, weight_used.t(),
-            packed(weight_used, batch), bias_cell, ff_doubled.t() if ff_doubled is not None else None,
-            packed(ff_doubled, batch), bias_ff * 2 if bias_ff is not None else None, mask,
+            prepacked(weight_used, batch), bias_cell, ff_doubled.t() if ff_doubled is not None else None,
+            prepacked(ff_doubled, batch), bias_ff * 2 if bias_ff is not None else None, mask,
             content_recurrent, output_gate)
         ctx.flags = (content_recurrent, output_gate, bias_ff is not None)
         ctx.save_for_backward(u, scale, h0, c0, weight_hh, weight_ff, mask,
@@ -212,8 +212,8 @@ class LSTMLoop(torch.autograd.Function):
         ff_derivative = torch.addcmul(torch.ones_like(out), out, out, value=-1) if weight_ff is not None else None
         grad_pre, grad_cells, grad_hats, grad_ff, grad_h0, grad_c0 = lstm_backward(
             grad_out.contiguous(), grad_h.contiguous(), grad_c.contiguous(), factors, out_factor,
-            cell_factor, f.contiguous(), weight_hh, packed(weight_hh.t(), batch), weight_ff,
-            packed(weight_ff.t(), batch) if weight_ff is not None else None, ff_derivative, keep)
+            cell_factor, f.contiguous(), weight_hh, prepacked(weight_hh.t(), batch), weight_ff,
+            prepacked(weight_ff.t(), batch) if weight_ff is not None else None, ff_derivative, keep)
 
         # dW_hh = Σ_t dpre_t^T h_{t-1}, over all steps at once
         grad_weight_hh = torch.addmm(grad_pre[0].t().mm(h0), grad_pre[1:].flatten(0, 1).t(),

@@ -1,27 +1,30 @@
 """The per-step matrix products of the time loops: plain ``torch.addmm``, or oneDNN's GEMM on a
-weight packed once per sequence.
+weight prepacked once per sequence (oneDNN's reordered weight layout; nothing to do with packs
+of runs, :mod:`rnnrepro.packing`).
 
 A time loop multiplies the same W_hh by a small batch of rows (B = 20) at every step. On
 this 2-core CPU (batch 20, 35 steps) oneDNN's packed GEMM did those products 20-30% faster
 than MKL's addmm for the LSTM's W_hh at hidden size 512 (2048 x 512), but each call costs
 about 50 us more, so it was slower for every weight under about a million entries (hidden
 128-384). The loops therefore pack a weight once per sequence when it has at least
-:data:`PACK_MIN_ENTRIES` entries, the tensors are float32 on the CPU and torch has oneDNN's
+:data:`PREPACK_MIN_ENTRIES` entries, the tensors are float32 on the CPU and torch has oneDNN's
 linear ops; otherwise they use addmm. Both give the same products up to float rounding.
-``RNNREPRO_PACKED=0`` in the environment turns packing off.
+``RNNREPRO_PREPACK=0`` in the environment turns prepacking off (``RNNREPRO_PACKED``, its former
+name, is still read, with a warning).
 """
 from __future__ import annotations
 
 import os
+import warnings
 
 import torch
 from torch import Tensor
 
-PACK_MIN_ENTRIES = 1 << 20
+PREPACK_MIN_ENTRIES = 1 << 20
 _available: list[bool] = []
 
 
-def packing_available() -> bool:
+def prepacking_available() -> bool:
     """oneDNN's packed linear ops exist and work in this torch build."""
     if not _available:
         try:
@@ -34,42 +37,56 @@ def packing_available() -> bool:
     return _available[0]
 
 
-def packing_enabled() -> bool:
-    return os.environ.get("RNNREPRO_PACKED", "1").strip().lower() not in {"0", "false", "no", "off"}
+#: the switch, and the name it had when "packed" also meant packs of runs
+SWITCH, FORMER_SWITCH = "RNNREPRO_PREPACK", "RNNREPRO_PACKED"
 
 
-def packed(weight: Tensor | None, batch: int) -> Tensor | None:
+def prepacking_enabled() -> bool:
+    """Whether ``RNNREPRO_PREPACK`` (default on) lets the loops prepack their weights."""
+    value = os.environ.get(SWITCH)
+    if value is None and FORMER_SWITCH in os.environ:
+        if not _warned:
+            _warned.append(True)
+            warnings.warn(f"{FORMER_SWITCH} is now called {SWITCH}; read as such", FutureWarning, stacklevel=2)
+        value = os.environ[FORMER_SWITCH]
+    return (value or "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+_warned: list[bool] = []
+
+
+def prepacked(weight: Tensor | None, batch: int) -> Tensor | None:
     """``weight`` (out, in) packed for ``x @ weight.T`` with ``batch`` rows of x, or None where
     the loops use addmm."""
-    if (weight is None or weight.numel() < PACK_MIN_ENTRIES or weight.dtype != torch.float32
-            or weight.device.type != "cpu" or not packing_enabled() or not packing_available()):
+    if (weight is None or weight.numel() < PREPACK_MIN_ENTRIES or weight.dtype != torch.float32
+            or weight.device.type != "cpu" or not prepacking_enabled() or not prepacking_available()):
         return None
     return torch.ops.mkldnn._reorder_linear_weight(weight.detach().contiguous(), batch)
 
 
 # -- the input projection, once per sequence ------------------------------------------------
-INPUT_PACK_MIN_PRODUCTS = 300_000_000
+INPUT_PREPACK_MIN_PRODUCTS = 300_000_000
 
 
 def input_projection(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     """``x @ weight.T + bias`` for any leading shape of ``x``: the projection of a whole
     sequence (T·B rows) that every cell computes outside its time loop.
 
-    On the CPU in float32, when the product has at least :data:`INPUT_PACK_MIN_PRODUCTS`
+    On the CPU in float32, when the product has at least :data:`INPUT_PREPACK_MIN_PRODUCTS`
     multiply-adds (rows x weight entries), the forward product is oneDNN's GEMM on the weight
     packed for this call. Measured here (packing included): 10-25 % faster than ``F.linear``
     for 700 x 512 rows by a 1536 x 512 or 2048 x 512 weight and for 2000 rows by a 512 x 512
     one, no gain for 700 rows by 512 x 512 (1.8e8 products), which keeps ``F.linear``. The
-    backward is the same three products as ``F.linear``'s. ``RNNREPRO_PACKED=0`` turns it off."""
+    backward is the same three products as ``F.linear``'s. ``RNNREPRO_PREPACK=0`` turns it off."""
     rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
-    if (rows * weight.numel() < INPUT_PACK_MIN_PRODUCTS
+    if (rows * weight.numel() < INPUT_PREPACK_MIN_PRODUCTS
             or x.dtype != torch.float32 or weight.dtype != torch.float32 or x.device.type != "cpu"
-            or weight.device.type != "cpu" or not packing_enabled() or not packing_available()):
+            or weight.device.type != "cpu" or not prepacking_enabled() or not prepacking_available()):
         return torch.nn.functional.linear(x, weight, bias)
-    return PackedInputProjection.apply(x, weight, bias)
+    return PrepackedInputProjection.apply(x, weight, bias)
 
 
-class PackedInputProjection(torch.autograd.Function):
+class PrepackedInputProjection(torch.autograd.Function):
     """:func:`input_projection` on oneDNN's packed weight; gradients as ``F.linear``'s:
     dx = g W, dW = gᵀ x, db = Σ g over every row."""
 

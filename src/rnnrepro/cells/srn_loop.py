@@ -9,7 +9,7 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from .compiled import scripted
-from .products import packed
+from .products import prepacked
 
 
 @scripted
@@ -58,7 +58,7 @@ class SRNLoop(torch.autograd.Function):
     @staticmethod
     def forward(ctx, xp: Tensor, h0: Tensor, weight: Tensor, mask: Tensor | None):
         xp = xp.contiguous()
-        out, states = srn_forward(xp, h0, weight.t(), packed(weight, h0.shape[0]), mask)
+        out, states = srn_forward(xp, h0, weight.t(), prepacked(weight, h0.shape[0]), mask)
         ctx.save_for_backward(out, states, h0, weight, mask)
         return out, states[-1].clone()
 
@@ -68,7 +68,7 @@ class SRNLoop(torch.autograd.Function):
         out, states, h0, weight, mask = ctx.saved_tensors
         keep = mask.to(out.dtype) if mask is not None else None
         grad_pre, grad_h0 = srn_backward(grad_out.contiguous(), grad_h.contiguous(),
-                                         1 - out * out, weight, packed(weight.t(), h0.shape[0]), keep)
+                                         1 - out * out, weight, prepacked(weight.t(), h0.shape[0]), keep)
         previous = torch.cat([h0.unsqueeze(0), states[:-1]])
         grad_weight = grad_pre.flatten(0, 1).t().mm(previous.flatten(0, 1))
         return grad_pre, grad_h0, grad_weight, None
