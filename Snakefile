@@ -42,7 +42,7 @@ localrules:
     aggregate,
     baselines,
     plan,
-    summarise,
+    judge,
     index,
     report,
 

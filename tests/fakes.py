@@ -8,13 +8,13 @@ from pathlib import Path
 
 from rnnrepro.aggregate import write_tables
 from rnnrepro.claims.study import StudyInputs
-from rnnrepro.claims.summarise import write_study_summary
+from rnnrepro.claims.judge_study import write_verdicts
 from rnnrepro.plan.layout import Layout
 from rnnrepro.plan.studies import Study, load_study, plan_of, study_schema_of
 
 REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {"device": "cpu", "torch": "2.13.0+cpu", "threads": 1, "python": "3.11.7", "RNNREPRO_DEVICE": "",
-              "RNNREPRO_SCRIPT": "", "RNNREPRO_PACKED": "", "wall_seconds": 1.5}
+              "RNNREPRO_SCRIPT": "", "RNNREPRO_PREPACK": "", "wall_seconds": 1.5}
 
 
 def write_run(folder: Path, identity: dict, metrics: dict, curve: Iterable[tuple] = ()) -> Path:
@@ -68,7 +68,7 @@ def fake_inputs(results: Path, spec: Study, judged: bool = True) -> StudyInputs:
     if not judged:
         return inputs
     verdicts = layout.verdicts(spec.name, "csv")
-    write_study_summary(inputs, verdicts, layout.verdicts(spec.name, "json"), layout.plot(spec.name),
+    write_verdicts(inputs, verdicts, layout.verdicts(spec.name, "json"), layout.plot(spec.name),
                         layout.curves(spec.name), layout.counts(spec.name))
     return StudyInputs(**{**inputs.__dict__, "verdicts": verdicts})
 

@@ -53,7 +53,7 @@ def test_identity_changes_with_the_code_a_run_executes_only(tmp_path):
 
 
 def test_the_judging_code_is_what_judging_imports_and_no_report():
-    """The summarise rule's code inputs (CLAIMS_CODE) are the claims package and every module it
+    """The judge rule's code inputs (CLAIMS_CODE) are the claims package and every module it
     imports: an edit of the reversal bound (bounds.py, read by drnn's paper check) judges again,
     the report's code is apart (editing a figure judges nothing again), and every module a judging
     file imports is in the list."""
@@ -94,7 +94,7 @@ def test_dvc_train_stage_depends_on_every_folder_of_run_code(repo):
     assert not outside, outside
 
 
-REPORT_STAGE_SCRIPTS = ("plan", "analysis", "aggregate", "baselines", "summarise", "report", "index")
+REPORT_STAGE_SCRIPTS = ("plan", "analysis", "aggregate", "baselines", "judge", "report", "index")
 
 
 def test_dvc_report_stage_depends_on_every_file_its_scripts_reach(repo):
@@ -116,7 +116,7 @@ def test_dvc_report_stage_depends_on_every_file_its_scripts_reach(repo):
         for node in ast.walk(ast.parse((repo / script).read_text())):
             if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("rnnrepro"):
                 modules.add(node.module)
-    assert {"rnnrepro.claims.summarise", "rnnrepro.report.index_page", "rnnrepro.plan.kept"} <= modules
+    assert {"rnnrepro.claims.judge_study", "rnnrepro.report.index_page", "rnnrepro.plan.kept"} <= modules
     files = set(code_files(tuple(sorted(modules))))
     files |= {path for package in ("analyses", "claims", "report") for path in package_code(package)}
     reached = {"src/rnnrepro/" + p.relative_to(code_identity.PACKAGE).as_posix() for p in files}

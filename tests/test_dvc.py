@@ -86,7 +86,7 @@ def test_fresh_clone_pulls_results_instead_of_training(project, tmp_path):
     assert pulled and all((clone / m).with_name("checkpoint.pt").exists() for m in pulled)
     # the file times dvc pull gives make Snakemake, with no record of them, take inputs for newer
     # than their outputs: tables and reports would render again, never training or data
-    assert set(snakemake_plan(clone)) <= {"aggregate", "analysis", "summarise", "index", "report", "all"}
+    assert set(snakemake_plan(clone)) <= {"aggregate", "analysis", "judge", "index", "report", "all"}
 
     repro = dvc("repro", cwd=clone)
     assert "Running stage" not in repro.stdout, repro.stdout

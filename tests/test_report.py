@@ -438,5 +438,5 @@ def test_a_report_imports_the_verdicts_it_shows_and_no_check():
     loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
     assert "rnnrepro.claims.verdict" in loaded and "rnnrepro.study_data" in loaded
     forbidden = ("rnnrepro.claims.kinds", "rnnrepro.claims.papers", "rnnrepro.claims.judge", "rnnrepro.claims.regime",
-                 "rnnrepro.claims.study", "rnnrepro.claims.summarise", "rnnrepro.analyses", "torch")
+                 "rnnrepro.claims.study", "rnnrepro.claims.judge_study", "rnnrepro.analyses", "torch")
     assert not [name for name in loaded if name.startswith(forbidden)]

@@ -1,6 +1,6 @@
 # Helpers shared by the rules (no rules here). The configuration is validated and every
 # study expanded into its runs when the workflow is parsed, so a bad key, name or value
-# fails before any job starts. That parse-time plan is the only one: the summary and the
+# fails before any job starts. That parse-time plan is the only one: judging and the
 # report read it from plans/<study>.json. It is kept in .snakemake/rnnrepro/ while the
 # settings, studies and code it comes from are unchanged (rnnrepro.plan.kept).
 # Paths come from rnnrepro.plan.layout (results/<scale>/...).
@@ -44,7 +44,7 @@ LAYOUT = Layout(config["results"], SCALE)
 OUT = LAYOUT.root
 RUNS = PLAN.runs
 SOURCE = Path(workflow.basedir, "src", "rnnrepro")
-# The code that judges the claims (what summarise runs): the claims package and every module it imports,
+# The code that judges the claims (what the judge rule runs): the claims package and every module it imports,
 # followed through its imports (rnnrepro.plan.code_identity.package_code). The report's code is the report
 # package and what it imports (the study's data, the verdicts' words), no check: editing a plot renders the
 # reports again without judging any claim again, and editing a check re-renders a report only through the
@@ -210,13 +210,13 @@ def analysis_inputs(wildcards):
 
 @rule_function
 def plan_digest(wildcards):
-    """sha256 of the study's plan (what its summary and report read, plans/<study>.json)."""
+    """sha256 of the study's plan (what its judging and report read, plans/<study>.json)."""
     return plan_digest_of(STUDIES[wildcards.study])
 
 
 @rule_function
 def study_inputs(wildcards):
-    """The files a study's summary and report read, by name: its plan, tables, the runs' test
+    """The files a study's judging and report read, by name: its plan, tables, the runs' test
     items, published numbers and one analysis_<artifact> per analysis
     (rnnrepro.claims.study.StudyInputs)."""
     study = wildcards.study
@@ -232,8 +232,8 @@ def study_inputs(wildcards):
 
 @rule_function
 def report_inputs(wildcards):
-    """What the report reads: the study's inputs and the verdicts its summary judged (not the
-    test items: only the summary judges, so the report neither reads nor waits for them)."""
+    """What the report reads: the study's inputs and the verdicts the judge rule wrote (not the
+    test items: only the judge rule reads them, so the report neither reads nor waits for them)."""
     inputs = {name: path for name, path in study_inputs(wildcards).items() if name not in ("test_items", "paper_cost")}
     return {**inputs, "verdicts": LAYOUT.verdicts(wildcards.study, "csv")}
 

@@ -17,7 +17,7 @@ rule plan:
         "../scripts/plan.py"
 
 
-rule summarise:
+rule judge:
     input:
         unpack(study_inputs),
         code=CLAIMS_CODE,
@@ -28,9 +28,9 @@ rule summarise:
         plot=LAYOUT.plot("{study}"),
         curves=LAYOUT.curves("{study}"),
     log:
-        LAYOUT.log("summarise", "{study}"),
+        LAYOUT.log("judge", "{study}"),
     script:
-        "../scripts/summarise.py"
+        "../scripts/judge.py"
 
 
 rule index:

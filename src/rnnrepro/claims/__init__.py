@@ -40,8 +40,8 @@ numbers as printed; on ours a decision on the 90 % interval of each quantity aga
 where the sentence is true (:mod:`.inference`), under its artifact's one noise policy
 (:mod:`.noise`), joined over units as one family with Holm's correction (:mod:`.combine`),
 covered unit by unit against the paper's comparisons, and with what would decide it when it stays
-open (:mod:`.power`); :func:`judge_claim` gives both. The workflow's ``summarise`` rule judges every claim of a study once
-(:mod:`.summarise`, on the study's data: :mod:`.study`); the report only shows the verdicts.
+open (:mod:`.power`); :func:`judge_claim` gives both. The workflow's ``judge`` rule judges every claim of a study once
+(:mod:`.judge_study`, on the study's data: :mod:`.study`); the report only shows the verdicts.
 
 Every check can build data on which it must hold (:meth:`Check.example`) and data on which it
 must fail (:meth:`Check.counterexample`) from a frame of labels; the test suite feeds both to

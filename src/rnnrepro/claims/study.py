@@ -2,7 +2,7 @@
 (:class:`rnnrepro.study_data.StudyData`) with every claim of an artifact judged on the published
 numbers and on ours (:meth:`JudgedStudy.judge`), whether our models reached the regime the paper
 studied (:meth:`JudgedStudy.regime`) and what more repetitions would cost
-(:meth:`JudgedStudy.hours_to`). The workflow's ``summarise`` rule runs it once per study; the
+(:meth:`JudgedStudy.hours_to`). The workflow's ``judge`` rule runs it once per study; the
 report reads the verdicts it wrote.
 """
 from __future__ import annotations

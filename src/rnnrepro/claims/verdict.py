@@ -38,7 +38,7 @@ MODELS_HOLD = "holds for these trained models"
 MODELS_FAIL = "does not hold for these trained models"
 NOT_IN_REGIME = "not in the paper's regime at this scale"
 #: The counts of an artifact's entry in ``verdicts/<study>.json`` beside its headline metric
-#: (:mod:`.summarise` writes them, the index page reads them).
+#: (:mod:`.judge_study` writes them, the index page reads them).
 BOOKKEEPING = ("claims", "hold_ours", "fail_ours", "inconclusive_ours", "partial_ours", "consistent_ours",
                "models_ours", "regime_ours", "hold_published")
 #: The quantifier of a verdict made of several checks' verdicts (a claim whose ``check:`` is a list).

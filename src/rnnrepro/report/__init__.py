@@ -1,5 +1,5 @@
 """The reports: one notebook per study, rendered by papermill and nbconvert. They only show:
-the claims are judged once by :mod:`rnnrepro.claims` (the workflow's ``summarise`` rule), whose
+the claims are judged once by :mod:`rnnrepro.claims` (the workflow's ``judge`` rule), whose
 verdicts a report reads back.
 
 - :mod:`.study`: ``setup()`` and :class:`StudyReport`, what every notebook does (sections with

@@ -1,8 +1,8 @@
 """The index page over every study: ``reports/index.html`` (every claim with its verdicts and
 each artifact's headline, linked to the study's report) and ``metrics.json`` (the studies'
 JSON in one file, for ``dvc metrics show`` / ``diff``), written by the workflow's ``index``
-rule (:func:`write_index`) from the verdicts and headlines the ``summarise`` rule wrote per
-study (:mod:`rnnrepro.claims.summarise`).
+rule (:func:`write_index`) from the verdicts and headlines the ``judge`` rule wrote per
+study (:mod:`rnnrepro.claims.judge_study`).
 """
 from __future__ import annotations
 

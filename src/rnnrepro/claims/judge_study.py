@@ -1,5 +1,5 @@
-"""What the workflow's ``summarise`` rule runs, the one place a claim is judged: per study
-(:func:`write_study_summary`)
+"""What the workflow's ``judge`` rule runs, the one place a claim is judged: per study
+(:func:`write_verdicts`)
 
 * ``verdicts/<study>.csv``: one row per claim: artifact, title, where, the quote, how it is
   checked, its verdict on the published numbers and on ours with the numbers behind each
@@ -29,7 +29,7 @@ from ..labels import label_columns
 from ..tables import shown_metrics
 from .regime import NOT_IN_REGIME, RegimeCheck
 from .study import JudgedStudy, StudyInputs
-from .verdict import (BOOKKEEPING, CONSISTENT, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD, PARTIAL,  # noqa: F401
+from .verdict import (BOOKKEEPING, CONSISTENT, INCONCLUSIVE, MODELS_FAIL, MODELS_HOLD, PARTIAL,
                       STATUS, ClaimResult)
 
 #: ``regime_met`` of an artifact whose regime ours reached (True), missed (False) or that cannot be read (None).
@@ -81,7 +81,7 @@ def regime_columns(regime: RegimeCheck | None) -> dict[str, str]:
             "regime_details": "\n".join(regime.details), "regime_cost": regime.cost}
 
 
-def study_summary(data: JudgedStudy) -> tuple[pd.DataFrame, dict, pd.DataFrame, pd.DataFrame]:
+def judge_study(data: JudgedStudy) -> tuple[pd.DataFrame, dict, pd.DataFrame, pd.DataFrame]:
     """(claims table, metrics dict, headline rows, curve rows) of one study."""
     claims, metrics, finals, curves = [], {}, [], []
     for name, artifact in data.study.artifacts.items():
@@ -138,11 +138,11 @@ def study_counts(metrics: dict) -> dict[str, int]:
     return {key: int(sum(entry.get(key, 0) for entry in metrics.values())) for key in BOOKKEEPING}
 
 
-def write_study_summary(inputs: StudyInputs, claims_csv: str | Path, metrics_json: str | Path,
+def write_verdicts(inputs: StudyInputs, claims_csv: str | Path, metrics_json: str | Path,
                         plot_csv: str | Path, curves_csv: str | Path, counts_json: str | Path | None = None) -> None:
     """Judge every claim of the study of ``inputs`` and write its verdicts, headline metrics, claim
     counts and plot tables."""
-    claims, metrics, finals, curves = study_summary(JudgedStudy.load(inputs))
+    claims, metrics, finals, curves = judge_study(JudgedStudy.load(inputs))
     for frame, path in ((claims, claims_csv), (finals, plot_csv), (curves, curves_csv)):
         with atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False)
