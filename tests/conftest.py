@@ -144,22 +144,18 @@ def make_project(repo, mirror, tmp_path_factory):
 JOBS_IN_PLAN = """
 import json, sys, yaml
 from pathlib import Path
-from rnnrepro.cost.plan import jobs_of
-from rnnrepro.plan.studies import load_workflow_config
+from rnnrepro.plan.kept import work_out_plan
 config, runtime_hours = json.loads(sys.stdin.read())
 settings = {**yaml.safe_load(Path("config/config.yaml").read_text()), **config}
-settings, studies = load_workflow_config(settings, Path("workflow/schemas"), Path("config/studies"))
-jobs = {}
-for folder, name in jobs_of(studies, settings["packing"], settings["bundling"], runtime_hours, settings["scale"]).items():
-    jobs.setdefault(name, []).append(folder)
-print(json.dumps(jobs))
+jobs = work_out_plan(settings, Path(".")).jobs(runtime_hours)
+print(json.dumps({name: list(job.members) for name, job in jobs.items()}))
 """
 
 
 def jobs_in_plan(project: Path, runtime_hours: dict[str, float] | None = None, **config) -> dict[str, set[str]]:
     """Name -> run folders of every pack and bundle of ``project``'s plan, with config keys set
     (e.g. scale="ci") and the cost plan's ``runtime_hours``, as the workflow makes them
-    (:func:`rnnrepro.cost.plan.jobs_of`), worked out by the project's own package (its src/
+    (:meth:`rnnrepro.plan.kept.WorkflowPlan.jobs`), worked out by the project's own package (its src/
     first on the path: a copy may hold a cell of its own)."""
     env = {**tool_env(), "PYTHONPATH": str(project / "src")}
     result = subprocess.run([sys.executable, "-c", JOBS_IN_PLAN], cwd=project, env=env, capture_output=True,

@@ -108,7 +108,7 @@ def test_every_plan_trains_in_fewer_jobs_and_each_bundle_reads_one_dataset():
     share jobs of at most the scale's ``size`` runs, and a paper bundle asks for what its runs
     would alone."""
     from rnnrepro.cost import DEFAULT_RUNTIME_MINUTES
-    from rnnrepro.cost.plan import dataset_key_of, jobs_of
+    from rnnrepro.cost.plan import dataset_key_of
     from rnnrepro.preflight.plan import load_plan
 
     most_jobs = {"ci": 0.2, "mini": 0.2, "paper": 0.2}  # measured: 21 of 141, 36 of 334, 874 of 5,206
@@ -116,7 +116,7 @@ def test_every_plan_trains_in_fewer_jobs_and_each_bundle_reads_one_dataset():
         loaded = load_plan(scale)
         planned = loaded.runs  # worked out on each access
         runs = {folder: run.identity for folder, run in planned.items()}
-        job_of = jobs_of(loaded.studies, loaded.config["packing"], loaded.config["bundling"], None, scale)
+        job_of = {folder: name for name, job in loaded.kept.jobs().items() for folder in job.members}
         bundles: dict[str, list[str]] = {}
         for folder, name in job_of.items():
             if name.startswith("bundle_"):

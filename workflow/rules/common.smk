@@ -12,9 +12,7 @@ from types import SimpleNamespace
 from snakemake.common import overwrite_function_params
 
 from rnnrepro.cost import TrainResources
-from rnnrepro.cost.plan import planned_runs
 from rnnrepro.data.prepared import dataset_identity
-from rnnrepro.plan.bundles import Bundling, plan_bundles
 from rnnrepro.plan.code_identity import package_code
 from rnnrepro.plan.config_check import ConfigError
 from rnnrepro.plan.jobs import RECORDED, Pack
@@ -363,14 +361,8 @@ if TRAIN_RESOURCES.lacking(RUNS):
 # mem_mb of a run's job and of a pack's or bundle's, only when there is a cost plan
 TRAIN_MEMORY = {"mem_mb": run_memory} if TRAIN_RESOURCES.costs else {}
 TRAIN_JOB_MEMORY = {"mem_mb": job_memory} if TRAIN_RESOURCES.costs else {}
-# The jobs that train several runs: the plan's packs, then bundles of the runs that do not pack
-# (rnnrepro.plan.bundles), sized from the cost plan where it has them.
-PACKS = [Pack(members) for members in PLAN.packs]
-BUNDLES = plan_bundles(RUNS, PLAN.dataset_keys, TRAIN_RESOURCES.runtime_hours,
-                       Bundling.from_config(config["bundling"], SCALE),
-                       packed=[folder for pack in PACKS for folder in pack.members],
-                       artifacts={run.folder: run.artifacts[0] for run in planned_runs(STUDIES).values()
-                                  if run.artifacts})
-JOBS = {job.name: job for job in (*PACKS, *BUNDLES)}  # name -> pack or bundle
+# The jobs that train several runs: the plan's packs, then bundles of the runs that do not pack,
+# sized from the cost table where it has them (rnnrepro.plan.kept.WorkflowPlan.jobs).
+JOBS = PLAN.jobs(TRAIN_RESOURCES.runtime_hours)  # name -> pack or bundle
 TRAINED_IN = {folder: job.name for job in JOBS.values() for folder in job.members}  # run folder -> job name
 check_records(JOBS)

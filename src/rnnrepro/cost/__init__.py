@@ -50,7 +50,6 @@ from .plan import (
     PlannedRun,
     TimingGroup,
     dataset_key_of,
-    jobs_of,
     planned_runs,
     prepared_file,
     timing_groups,
@@ -72,7 +71,7 @@ from .table import summary_table
 __all__ = [
     "COLUMNS", "DEFAULT_MEM_MB", "DEFAULT_RUNTIME_MINUTES", "MARGIN", "MEASURED", "MEMORY_ALLOWANCE_MB", "NEUTRAL",
     "RUNTIME_ALLOWANCE_MINUTES", "Measurement", "PlannedRun", "TimingGroup", "TrainResources", "build_model_for",
-    "build_task_for", "csv_text", "dataset_key_of", "epochs_of", "evaluations_of", "job_runtime_minutes", "jobs_of",
+    "build_task_for", "csv_text", "dataset_key_of", "epochs_of", "evaluations_of", "job_runtime_minutes",
     "load_costs", "measure", "memory_mb", "per_step", "planned_runs", "prepared_file", "read_rows", "run_row",
     "runtime_minutes", "stratified", "summary_table", "task_key", "timing_groups", "timing_key",
 ]

@@ -13,7 +13,7 @@ from typing import Any
 from ..plan.layout import SCALES
 from .costfile import csv_text, read_rows, run_row
 from .measure import BuiltTask, Measurement, clock_of, device_label, measure, release_memory, task_key
-from .plan import dataset_key_of, jobs_of, missing_data, planned_runs, prepared_file, timing_groups
+from .plan import dataset_key_of, missing_data, planned_runs, prepared_file, timing_groups
 from .resources import MARGIN, MEMORY_ALLOWANCE_MB, RUNTIME_ALLOWANCE_MINUTES, runtime_hours
 from .table import summary_table
 
@@ -103,6 +103,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def job_of(plan, rows: list[dict]) -> dict[str, str]:
+    """Run folder -> the name of the pack or bundle it trains in, as the workflow plans them with
+    these rows' costs (:meth:`rnnrepro.plan.kept.WorkflowPlan.jobs`)."""
+    jobs = plan.jobs(runtime_hours({row["run"]: row for row in rows}))
+    return {folder: name for name, job in jobs.items() for folder in job.members}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from ..plan.config_check import ConfigError
@@ -129,8 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         if not rows:
             progress(f"no {out}: measure it first (python -m rnnrepro.cost --scale {scale})")
             return 2
-        print(summary_table(rows, jobs_of(studies, config.get("packing"), config.get("bundling"),
-                                          runtime_hours({row["run"]: row for row in rows}), scale)), end="")
+        print(summary_table(rows, job_of(plan, rows)), end="")
         return 0
 
     import torch
@@ -230,8 +236,7 @@ def main(argv: list[str] | None = None) -> int:
              f"({(time.process_time() - cpu_started) / 60:.1f} min of CPU)")
     print(f"Cost plan, scale {scale}, on {label} with {args.threads} thread(s): estimated per run "
           f"(training steps and dev/test evaluations; {out})\n")
-    print(summary_table(rows, jobs_of(studies, config.get("packing"), config.get("bundling"),
-                                      runtime_hours({row["run"]: row for row in rows}), scale)), end="")
+    print(summary_table(rows, job_of(plan, rows)), end="")
     if failed:
         progress(f"{len(failed)} configurations failed:\n  " + "\n  ".join(failed))
         return 1

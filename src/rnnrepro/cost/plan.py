@@ -7,11 +7,10 @@ import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable
 
 from ..plan.layout import prepared_file  # noqa: F401 (part of this module's interface)
-from ..plan.studies import IDENTITY_SECTIONS, runs_of, settings_digest
+from ..plan.studies import IDENTITY_SECTIONS, settings_digest
 
 #: Settings that change neither the work of one training step nor the number of steps per epoch
 #: (per section; ``task`` per task name, ``*`` for every task): configurations differing only in
@@ -110,25 +109,3 @@ def missing_data(groups: list[TimingGroup]) -> dict[str, list[PlannedRun]]:
         if key and not prepared_file(key).exists():
             missing[str(prepared_file(key))] += group.runs
     return missing
-
-
-def jobs_of(studies: dict, packing: dict[str, Any] | None, bundling: dict[str, Any] | None = None,
-            runtime_hours: dict[str, float] | None = None, scale: str | None = None) -> dict[str, str]:
-    """Run folder -> the name of the job it trains in, for every packed or bundled run of the plan
-    (``packing``, ``bundling``: the workflow config's sections; ``runtime_hours``: run folder ->
-    the runtime its cost plan row asks for, :func:`rnnrepro.cost.resources.runtime_hours`, which
-    bundles are sized from), as the workflow makes those jobs."""
-    from ..plan.bundles import Bundling, plan_bundles
-    from ..plan.packs import Packing, plan_packs
-
-    runs = runs_of(studies)
-    packs = plan_packs(runs, Packing.from_config(packing))
-    job_of = {folder: pack.name for pack in packs for folder in pack.members}
-    settings = Bundling.from_config(bundling, scale)
-    if runtime_hours or settings.unmeasured_hours is not None:
-        datasets = {folder: dataset_key_of(identity) for folder, identity in runs.items()}
-        first_use = {run.folder: run.artifacts[0] for run in planned_runs(studies).values() if run.artifacts}
-        for bundle in plan_bundles(runs, datasets, runtime_hours or {}, settings, packed=job_of,
-                                   artifacts=first_use):
-            job_of.update({folder: bundle.name for folder in bundle.members})
-    return job_of

@@ -17,7 +17,7 @@ def summary_table(rows: list[dict[str, Any]], job_of: dict[str, str] | None = No
     """Per study and artifact: runs, hours, the longest run (hours), the largest peak memory (MB),
     the jobs they are submitted as and the runtime those jobs ask (:func:`job_runtime_minutes`,
     summed, in hours); per study over its runs (a run that two artifacts share counted once); and
-    the total. ``job_of`` maps a packed or bundled run's folder to its job's name (:func:`jobs_of`); a run
+    the total. ``job_of`` maps a packed or bundled run's folder to its job's name (:meth:`rnnrepro.plan.kept.WorkflowPlan.jobs`); a run
     it lacks is a job of its own."""
     if not rows:
         return "no runs\n"

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..atomic import atomic_path
 from .code_identity import PACKAGE
+from .jobs import Pack, TrainedTogether
 from .studies import Study, load_workflow_config, plan_digest_of, runs_of
 from .study_metrics import PUBLISHED
 
@@ -57,6 +58,29 @@ class WorkflowPlan:
     def runs(self) -> dict[str, dict]:
         """Run folder -> identity (:func:`rnnrepro.plan.studies.runs_of`)."""
         return runs_of(self.studies)
+
+    def first_uses(self) -> dict[str, str]:
+        """Run folder -> ``study.artifact`` that uses it first (in study and artifact order)."""
+        first: dict[str, str] = {}
+        for name, study in self.studies.items():
+            for artifact, use in study.uses():
+                first.setdefault(use.folder, f"{name}.{artifact}")
+        return first
+
+    def jobs(self, runtime_hours: dict[str, float] | None = None) -> dict[str, TrainedTogether]:
+        """Name -> pack or bundle, every job that trains several runs: the plan's packs, then
+        bundles of the runs that do not pack (:func:`rnnrepro.plan.bundles.plan_bundles`), sized
+        from ``runtime_hours`` (run folder -> hours a run asks for, from the cost table) where it
+        has them. The one place jobs are planned: the workflow, ``rnnrepro.cost`` and the tests
+        call it."""
+        from .bundles import Bundling, plan_bundles
+
+        packs = [Pack(members) for members in self.packs]
+        bundles = plan_bundles(self.runs, self.dataset_keys, runtime_hours or {},
+                               Bundling.from_config(self.config["bundling"], self.config["scale"]),
+                               packed=[folder for pack in packs for folder in pack.members],
+                               artifacts=self.first_uses())
+        return {job.name: job for job in (*packs, *bundles)}
 
 
 def work_out_plan(config: dict, root: Path) -> WorkflowPlan:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cost.plan import PlannedRun, dataset_key_of, planned_runs, prepared_file
-from ..plan.kept import load_plan as load_kept_plan
+from ..plan.kept import WorkflowPlan, load_plan as load_kept_plan
 from ..plan.studies import load_yaml
 
 
@@ -19,6 +19,7 @@ class Plan:
     scale: str
     studies: dict
     config: dict
+    kept: WorkflowPlan  # the workflow's plan itself (its jobs: :meth:`WorkflowPlan.jobs`)
 
     @property
     def runs(self) -> dict[str, PlannedRun]:
@@ -30,7 +31,7 @@ def load_plan(scale: str, configfile: Path = Path("config/config.yaml"), **overr
     config = dict(load_yaml(configfile) or {}, scale=scale, **overrides)
     config.pop("studies", None)
     plan = load_kept_plan(config, Path("."))
-    return Plan(scale, plan.studies, plan.config)
+    return Plan(scale, plan.studies, plan.config, plan)
 
 
 def data_of(identity: dict[str, Any]) -> tuple[Path | None, bool]:
