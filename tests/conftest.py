@@ -154,7 +154,7 @@ print(json.dumps({name: list(job.members) for name, job in jobs.items()}))
 
 def jobs_in_plan(project: Path, runtime_hours: dict[str, float] | None = None, **config) -> dict[str, set[str]]:
     """Name -> run folders of every pack and bundle of ``project``'s plan, with config keys set
-    (e.g. scale="ci") and the cost plan's ``runtime_hours``, as the workflow makes them
+    (e.g. scale="ci") and the cost table's ``runtime_hours``, as the workflow makes them
     (:meth:`rnnrepro.plan.kept.WorkflowPlan.jobs`), worked out by the project's own package (its src/
     first on the path: a copy may hold a cell of its own)."""
     env = {**tool_env(), "PYTHONPATH": str(project / "src")}

@@ -102,13 +102,13 @@ def test_a_scale_that_assumes_a_runtime_bundles_runs_without_a_cost_plan():
 
 
 def test_every_plan_trains_in_fewer_jobs_and_each_bundle_reads_one_dataset():
-    """config/config.yaml: every scale assumes a runtime for a run its cost plan lacks (ci and
+    """config/config.yaml: every scale assumes a runtime for a run its cost table lacks (ci and
     mini: seconds to two minutes, a study's artifacts, tasks and cells mixed; paper: the 60 minutes its job
-    would ask for alone, one artifact, task and cell a bundle), so that without a cost plan runs
+    would ask for alone, one artifact, task and cell a bundle), so that without a cost table runs
     share jobs of at most the scale's ``size`` runs, and a paper bundle asks for what its runs
     would alone."""
     from rnnrepro.cost import DEFAULT_RUNTIME_MINUTES
-    from rnnrepro.cost.plan import dataset_key_of
+    from rnnrepro.cost.groups import dataset_key_of
     from rnnrepro.preflight.plan import load_plan
 
     most_jobs = {"ci": 0.2, "mini": 0.2, "paper": 0.2}  # measured: 21 of 141, 36 of 334, 874 of 5,206

@@ -1,4 +1,4 @@
-"""The cost plan (python -m rnnrepro.cost, the `cost` rule) and the train jobs' resources from it.
+"""The cost table (python -m rnnrepro.cost, the `cost` rule) and the train jobs' resources from it.
 
 In a copy of the project at the ci scale: the command stops naming the prepared data it lacks;
 once the data rule has run it writes results/ci/cost.csv with one row per run of the plan,
@@ -338,7 +338,7 @@ def test_the_table_counts_a_pack_as_one_job_asking_for_its_runs_together(tmp_pat
     (tmp_path / "cost.csv").write_text("run,estimated_hours,host_mem_mb\n" +
                                        "".join(f"{r['run']},0.1,10\n" for r in rows))
     assert cost.TrainResources(tmp_path / "cost.csv").pack_runtime([r["run"] for r in rows[:11]]) == 109
-    # a bundle of measured runs and runs the file lacks (seeds added after the cost plan) asks for
+    # a bundle of measured runs and runs the file lacks (seeds added after the cost table) asks for
     # both: the measured runs' 109 min and 60 min for each unmeasured one, as each would alone
     resources = cost.TrainResources(tmp_path / "cost.csv")
     assert resources.pack_runtime([*(r["run"] for r in rows[:11]), "run/new1", "run/new2"]) == 109 + 2 * 60

@@ -204,7 +204,7 @@ def test_scancel_is_reported_and_rerun_incomplete_finishes(cluster, make_project
 
 
 def test_a_bundle_of_runs_is_one_slurm_job_and_resumes_when_preempted(cluster, make_project, tmp_path):
-    """With a cost plan, three seeds of one cell (too wide to pack) are one bundle
+    """With a cost table, three seeds of one cell (too wide to pack) are one bundle
     (rnnrepro.plan.bundles): one SLURM submission that trains them one after another. Preempted
     (SIGTERM) during a run, it is submitted again, skips what finished, resumes that run, and
     every run ends with the metrics of the run trained alone."""

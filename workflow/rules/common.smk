@@ -89,13 +89,13 @@ def run_code(wildcards):
 
 @rule_function
 def run_runtime(wildcards):
-    """A train job's runtime (minutes), from the cost plan (cost.smk, TRAIN_RESOURCES)."""
+    """A train job's runtime (minutes), from the cost table (cost.smk, TRAIN_RESOURCES)."""
     return TRAIN_RESOURCES.runtime(wildcards)
 
 
 @rule_function
 def run_memory(wildcards):
-    """A train job's mem_mb, from the cost plan (a resource only when there is one: TRAIN_MEMORY)."""
+    """A train job's mem_mb, from the cost table (a resource only when there is one: TRAIN_MEMORY)."""
     return TRAIN_RESOURCES.mem_mb(wildcards)
 
 
@@ -223,7 +223,7 @@ def study_inputs(wildcards):
             "curves": LAYOUT.table(study, "curves"), "provenance": LAYOUT.table(study, "provenance"),
             "test_items": LAYOUT.items(study), "baselines": LAYOUT.table(study, "baselines"),
             "published": published_values(wildcards),
-            # the paper scale's cost plan, when measured: what the seeds that decide a claim cost there
+            # the paper scale's cost table, when measured: what the seeds that decide a claim cost there
             **({"paper_cost": paper_cost} if Path(paper_cost).exists() else {}),
             **{f"analysis_{artifact}": LAYOUT.analysis(study, artifact) for artifact in STUDIES[study].analyses}}
 
@@ -346,19 +346,19 @@ def job_runtime(wildcards):
 
 @rule_function
 def job_memory(wildcards):
-    """``mem_mb`` of a pack (its runs at once) or a bundle (its largest run), from the cost plan."""
+    """``mem_mb`` of a pack (its runs at once) or a bundle (its largest run), from the cost table."""
     job = trained_together(wildcards)
     memory = TRAIN_RESOURCES.pack_memory if isinstance(job, Pack) else TRAIN_RESOURCES.bundle_memory
     return memory(job.members)["mem_mb"]
 
 
 # -- what every rule file reads, worked out here once (no rule file defines what another reads) ----
-# The cost plan, when measured (results/<scale>/cost.csv): each train job's runtime and mem_mb
+# The cost table, when measured (results/<scale>/cost.csv): each train job's runtime and mem_mb
 # (cost.smk says how; without it runtime 60 and the profile's default mem_mb).
 TRAIN_RESOURCES = TrainResources(LAYOUT.cost())
 if TRAIN_RESOURCES.lacking(RUNS):
     print(TRAIN_RESOURCES.lacking(RUNS), file=sys.stderr)
-# mem_mb of a run's job and of a pack's or bundle's, only when there is a cost plan
+# mem_mb of a run's job and of a pack's or bundle's, only when there is a cost table
 TRAIN_MEMORY = {"mem_mb": run_memory} if TRAIN_RESOURCES.costs else {}
 TRAIN_JOB_MEMORY = {"mem_mb": job_memory} if TRAIN_RESOURCES.costs else {}
 # The jobs that train several runs: the plan's packs, then bundles of the runs that do not pack,

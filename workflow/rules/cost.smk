@@ -1,4 +1,4 @@
-# A cost plan before the queue, and the train jobs' resources from it.
+# A cost table before the queue, and the train jobs' resources from it.
 #
 #   snakemake --profile profiles/local cost --config scale=paper
 #

@@ -37,7 +37,7 @@ rule train:
 # analyses and reports read them as any other run's, and then its record,
 # jobs/<job>/trained.json, which is what the rules reading those runs ask for (common.smk,
 # trained_output). One rule for every such job, its name the wildcard. Its resources are the
-# train rule's in the profiles (set-resources: train_job), and from the cost plan its runs' summed
+# train rule's in the profiles (set-resources: train_job), and from the cost table its runs' summed
 # runtime and their memory (a pack's runs at once, a bundle's largest).
 rule train_job:
     input:

@@ -30,9 +30,9 @@ class JudgedStudy(StudyData):
     def hours_to(self, artifact: str, wanted: int) -> tuple[float | None, float | None]:
         """What bringing every arm of ``artifact`` to ``wanted`` repetitions costs in hours: at this
         scale, Σ over arms of the repetitions it lacks × its runs' mean measured wall time
-        (provenance); at the paper scale, the same from its cost plan's ``estimated_hours``, its
+        (provenance); at the paper scale, the same from its cost table's ``estimated_hours``, its
         arms being its runs of one configuration over seeds (None where repetitions are not seeds,
-        which the cost plan cannot group, or where it was not measured)."""
+        which the cost table cannot group, or where it was not measured)."""
         spec = self.study.artifacts[artifact]
         repeats = {"seed", *(spec.spec.get("repeats") or [])}
         arms: dict[tuple, list[str]] = {}

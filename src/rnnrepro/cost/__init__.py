@@ -1,4 +1,4 @@
-"""A cost plan before the queue: time a few training steps of every distinct configuration of
+"""A cost table before the queue: time a few training steps of every distinct configuration of
 a scale's plan on the device at hand, and size each training job from it.
 
 ``python -m rnnrepro.cost --scale paper`` (or ``snakemake --profile profiles/local cost``) loads
@@ -35,7 +35,7 @@ stopping, and ``epochs`` (each configuration's own number of epochs multiplies i
 
 How timing, the clock, the evaluation and memory are measured: :mod:`rnnrepro.cost.measure`.
 
-The modules: :mod:`~rnnrepro.cost.plan` (the runs of a plan and the configurations that share a
+The modules: :mod:`~rnnrepro.cost.groups` (the runs of a plan and the configurations that share a
 timing), :mod:`~rnnrepro.cost.measure` (timing one configuration), :mod:`~rnnrepro.cost.costfile`
 (cost.csv's rows), :mod:`~rnnrepro.cost.resources` (a train job's ``runtime`` and ``mem_mb`` from
 them), :mod:`~rnnrepro.cost.table` (the table per study and artifact) and
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from .costfile import COLUMNS, csv_text, epochs_of, evaluations_of, load_costs, read_rows, run_row
 from .measure import MEASURED, Measurement, build_model_for, build_task_for, measure, per_step, stratified, task_key
-from .plan import (
+from .groups import (
     NEUTRAL,
     PlannedRun,
     TimingGroup,

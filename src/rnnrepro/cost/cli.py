@@ -1,4 +1,4 @@
-"""``python -m rnnrepro.cost``: measure a scale's cost plan on this device and write cost.csv,
+"""``python -m rnnrepro.cost``: measure a scale's cost table on this device and write cost.csv,
 or print the table of an existing one (``--show``). ``--help`` says what is counted."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from ..plan.layout import SCALES
 from .costfile import csv_text, read_rows, run_row
 from .measure import BuiltTask, Measurement, clock_of, device_label, measure, release_memory, task_key
-from .plan import dataset_key_of, missing_data, planned_runs, prepared_file, timing_groups
+from .groups import dataset_key_of, missing_data, planned_runs, prepared_file, timing_groups
 from .resources import MARGIN, MEMORY_ALLOWANCE_MB, RUNTIME_ALLOWANCE_MINUTES, runtime_hours
 from .table import summary_table
 
@@ -34,7 +34,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m rnnrepro.cost",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=textwrap.dedent("""\
-            Cost plan before the queue: time a few training steps and one dev evaluation of every
+            Cost table before the queue: time a few training steps and one dev evaluation of every
             distinct configuration of a scale's plan on this device, and write <results>/<scale>/cost.csv,
             one row per run: steps, seconds per step, evaluation, estimated hours, peak memory. Prints a
             table per study and artifact. Run it from the repository root; it needs the prepared data of
@@ -49,7 +49,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             model). Not counted: start-up, data loading (setup_seconds), checkpoints. Configurations
             differing only in settings that change neither a step nor the steps per epoch (data values
             such as the sine filter's gamma, the learning-rate schedule, initialisation, epochs:
-            rnnrepro.cost.plan.NEUTRAL) share one timing (column timed_as). Clock: the process's CPU time
+            rnnrepro.cost.groups.NEUTRAL) share one timing (column timed_as). Clock: the process's CPU time
             with one thread on a CPU (other load counts less), else elapsed time (column clock). Peak
             memory: CUDA max_memory_allocated on a GPU, and on every device the growth of the process's
             resident memory over the configuration (host_mem_mb, what mem_mb is sized from).
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                 except (KeyError, ValueError):
                     pass
     costed = [run for group in groups for run in group.runs]
-    progress(f"cost plan, scale {scale}: {len(costed)} runs in {len({r.config for r in costed})} configurations, "
+    progress(f"cost table, scale {scale}: {len(costed)} runs in {len({r.config for r in costed})} configurations, "
              f"{len(groups)} timings on {label} with {args.threads} thread(s), {clock} clock; {args.steps} steps "
              f"after a warm-up (at most {args.max_seconds_per_config:g} s), {len(known)} configurations measured "
              f"before (--resume)")
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     minutes = (time.monotonic() - started) / 60
     progress(f"wrote {out}: {len(rows)} runs, {len(measured)} timings in {minutes:.1f} min "
              f"({(time.process_time() - cpu_started) / 60:.1f} min of CPU)")
-    print(f"Cost plan, scale {scale}, on {label} with {args.threads} thread(s): estimated per run "
+    print(f"Cost table, scale {scale}, on {label} with {args.threads} thread(s): estimated per run "
           f"(training steps and dev/test evaluations; {out})\n")
     print(summary_table(rows, job_of(plan, rows)), end="")
     if failed:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
     from .measure import Measurement
-    from .plan import PlannedRun
+    from .groups import PlannedRun
 
 #: The columns of cost.csv, in order.
 COLUMNS = ("run", "study", "artifacts", "task", "model", "cell", "config", "timed_as", "epochs",

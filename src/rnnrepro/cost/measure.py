@@ -1,4 +1,4 @@
-"""How the cost plan times one configuration and measures its memory.
+"""How the cost table times one configuration and measures its memory.
 
 Timing. One warm-up step on the largest training batch (so that the peak memory is that of the
 largest batch; it also takes TorchScript compilation and the allocator's first growth out of

@@ -93,7 +93,7 @@ class TrainResources:
     def pack_runtime(self, folders: Iterable[str]) -> int:
         """Minutes for a pack (rnnrepro.packing) or bundle: :func:`job_runtime_minutes` of its runs
         the file has, and :data:`DEFAULT_RUNTIME_MINUTES` for each run it lacks (what that run
-        would ask for alone; a bundle may mix both, e.g. seeds added after the cost plan)."""
+        would ask for alone; a bundle may mix both, e.g. seeds added after the cost table)."""
         rows = [self.costs.get(folder) for folder in folders]
         measured = [row for row in rows if row]
         return ((job_runtime_minutes(measured) if measured else 0)

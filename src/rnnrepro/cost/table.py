@@ -1,4 +1,4 @@
-"""The cost plan's table: per study and artifact, runs, hours, the longest run, the largest peak
+"""The cost table's table: per study and artifact, runs, hours, the longest run, the largest peak
 memory, and the jobs they are submitted as with the runtime those jobs ask."""
 from __future__ import annotations
 

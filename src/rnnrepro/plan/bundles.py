@@ -7,7 +7,7 @@ one process: each run exactly as alone (:func:`rnnrepro.train.train_run`: its ow
 checkpoint, resume and outputs, so its metrics are the run alone's, bit for bit), and the job
 starts Python and torch once instead of once per run (about 3.5 s a job on a 2-core machine).
 
-Which runs bundle (:func:`plan_bundles`). Runs that are in no pack, whose cost plan row exists
+Which runs bundle (:func:`plan_bundles`). Runs that are in no pack, whose cost table row exists
 (``results/<scale>/cost.csv``, :mod:`rnnrepro.cost`) or whose scale assumes a runtime for runs
 without one (``unmeasured_hours``: `ci` and `mini`, whose runs take seconds to two minutes;
 `paper`, one hour, the 60 minutes a run's job without a cost row asks for alone), of
@@ -19,10 +19,10 @@ one artifact's settings, an edit of one cell's file, or a cell joining a study m
 of those runs and leaves the other jobs as they were (a bundle whose members change is a new
 job, which rewrites its finished members' outputs from their finished checkpoints). Models of
 one cell share bundles. A run whose runtime alone exceeds ``hours``, or a bundle of one, trains
-alone, and so does a run the cost plan lacks at a scale that assumes no runtime.
+alone, and so does a run the cost table lacks at a scale that assumes no runtime.
 
-Before a cost plan (a fresh clone), the paper plan's runs are bundled as one hour each: a bundle
-asks SLURM for 60 minutes for each run the cost plan lacks and the measured runtime of each it
+Before a cost table (a fresh clone), the paper plan's runs are bundled as one hour each: a bundle
+asks SLURM for 60 minutes for each run the cost table lacks and the measured runtime of each it
 has (:meth:`rnnrepro.cost.TrainResources.pack_runtime`), what those runs would ask for alone, in
 one submission: a fresh clone's paper plan trains in 874 jobs (854 bundles, 20 packs) where it
 took 5,026 (5,006 runs alone, 20 packs). Once ``snakemake cost`` has measured them, the bundles
@@ -71,9 +71,9 @@ DEFAULT_SIZE = 6
 class Bundling:
     """The ``bundling`` section of config/config.yaml, for one scale."""
 
-    hours: float = 0.0  # most runtime (hours) of one bundle's runs, from the cost plan; 0: no bundles
+    hours: float = 0.0  # most runtime (hours) of one bundle's runs, from the cost table; 0: no bundles
     size: int = DEFAULT_SIZE  # most runs in one bundle
-    unmeasured_hours: float | None = None  # runtime assumed for a run the cost plan lacks (None: not bundled)
+    unmeasured_hours: float | None = None  # runtime assumed for a run the cost table lacks (None: not bundled)
     mixed: bool = False  # a study's runs of any artifact, task type and cell reading one dataset may share a bundle
 
     @classmethod
@@ -111,7 +111,7 @@ def plan_bundles(runs: dict[str, dict], datasets: dict[str, str | None], runtime
                  ) -> list[Bundle]:
     """The bundles of a plan (run folder -> identity; ``datasets``: folder -> dataset key or None;
     ``artifacts``: folder -> the first artifact that uses it, ``study.artifact``;
-    ``runtime_hours``: folder -> estimated hours × margin, from the cost plan, else
+    ``runtime_hours``: folder -> estimated hours × margin, from the cost table, else
     ``bundling.unmeasured_hours``) leaving out the ``packed`` folders (see the module docstring)."""
     if bundling.hours <= 0 or bundling.size < 2:
         return []

@@ -4,7 +4,7 @@ When Snakemake parses the Snakefile, the workflow validates the configuration, e
 study into its runs (:func:`rnnrepro.plan.studies.load_workflow_config`) and works out, for each run,
 the dataset it reads, the identity of the code it executes (:mod:`rnnrepro.plan.code_identity`) and
 the pack it trains in (:func:`rnnrepro.plan.packs.plan_packs`). All of that asks the registries of
-cells, models and tasks, so it imports torch: with the paper scale's cost plan, ``snakemake -n
+cells, models and tasks, so it imports torch: with the paper scale's cost table, ``snakemake -n
 -q all`` took 10.9 s on a 2-core machine working it out and 7.2 s reading it back.
 
 The plan is a function of the configuration (``config/config.yaml`` with ``--config``), the

@@ -96,7 +96,7 @@ class Layout:
         return "/".join(["logs", self.scale, *parts]) + ".log"
 
     def cost(self) -> str:
-        """The cost plan (``python -m rnnrepro.cost``): per run, steps, seconds per step, estimated
+        """The cost table (``python -m rnnrepro.cost``): per run, steps, seconds per step, estimated
         hours and peak memory, from which the train jobs' runtime and mem_mb are sized."""
         return f"{self.root}/cost.csv"
 

@@ -24,7 +24,7 @@ class StudyInputs:
     analyses: Mapping[str, str] = field(default_factory=dict)  # artifact -> its analysis table
     verdicts: str | None = None  # the summary's verdicts (the report reads them; the summary writes them)
     test_items: str | None = None  # the runs' test items (the summary's paired bootstrap)
-    paper_cost: str | None = None  # the paper scale's cost plan, when measured (what deciding costs there)
+    paper_cost: str | None = None  # the paper scale's cost table, when measured (what deciding costs there)
     baselines: str | None = None  # the trivial baselines of the study's tasks on the same splits (controls)
 
     @classmethod

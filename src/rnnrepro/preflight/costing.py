@@ -1,7 +1,7 @@
 """What the paper plan will cost on this device, from a sample of its configurations.
 
 The plan's runs fall into timing groups (configurations that share one timing,
-:func:`rnnrepro.cost.plan.timing_groups`) and those into classes of one task type and dataset.
+:func:`rnnrepro.cost.groups.timing_groups`) and those into classes of one task type and dataset.
 Groups are timed as ``python -m rnnrepro.cost`` times them (:func:`rnnrepro.cost.measure.measure`:
 a few training steps and one dev evaluation), taking the classes in turn and within each the
 groups with the most runs first, until ``budget`` seconds are spent. A timed group's runs get
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..cost.costfile import run_row
 from ..cost.measure import BuiltTask, clock_of, measure, release_memory, task_key
-from ..cost.plan import TimingGroup, dataset_key_of, prepared_file, timing_groups
+from ..cost.groups import TimingGroup, dataset_key_of, prepared_file, timing_groups
 from ..cost.resources import MARGIN
 from .plan import Plan
 from .table import Row

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cost.plan import PlannedRun, dataset_key_of, planned_runs, prepared_file
+from ..cost.groups import PlannedRun, dataset_key_of, planned_runs, prepared_file
 from ..plan.kept import WorkflowPlan, load_plan as load_kept_plan
 from ..plan.studies import load_yaml
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..cost.plan import PlannedRun
+from ..cost.groups import PlannedRun
 from ..packing import train_pack
 from ..plan.packs import Packing, plan_packs
 from ..train import checkpoint_payload, train_run

@@ -1,5 +1,5 @@
-"""The plan as the cost plan sees it: every run with the studies and artifacts that use it, and
-the configurations that share one timing (:func:`timing_key`: a run's settings without its
+"""Which runs the cost table times together: every run of the plan with the studies and artifacts
+that use it, and the configurations that share one timing (:func:`timing_key`: a run's settings without its
 seed and without the :data:`NEUTRAL` ones, which change neither a step nor the steps per epoch)."""
 from __future__ import annotations
 
