@@ -8,11 +8,11 @@ Clones the checkout's HEAD (committed work only) into a new folder beside it, so
 ``../shared`` lies beside the clone as beside the checkout, and runs the command exactly as
 README.md writes it (the line ending in ``# run the main job`` or ``# run the tests``) with
 ``CI=true``: the part before the first ``&&`` (the set-up) and the rest are timed apart. Prints
-the minutes and the outcome; ``--record`` appends them, with the machine, commit and time, to
+the minutes, the outcome and what else the machine did meanwhile (its busy CPU time less the
+command's own); ``--record`` appends them, with the machine, commit and time, to
 ``benchmarks/measured/commands.jsonl`` and the table of docs/performance.md. The clone is kept
 (its results, its log ``time_commands.log``) and its path printed. The machine's speed changes
-with the hour: compare rows measured side by side, and note what ran beside a row (its load at
-the start is recorded).
+with the hour: compare rows measured side by side.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import argparse
 import datetime as dt
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -60,6 +61,31 @@ def run_timed(command: str, cwd: Path, log) -> tuple[int, float]:
     result = subprocess.run(["bash", "-c", command], cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
                             env={**os.environ, "CI": "true"})
     return result.returncode, (time.monotonic() - started) / 60
+
+
+def busy_seconds() -> float | None:
+    """CPU seconds every core of the machine has been busy since boot (``/proc/stat``), or None."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def children_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def beside(busy_before: float | None, children_before: float, minutes: float) -> str:
+    """What else ran during the command: the machine's busy CPU time less the command's own (its
+    processes', once they have ended), as CPU-minutes and as a share of the cores."""
+    busy_after = busy_seconds()
+    if busy_before is None or busy_after is None or minutes <= 0:
+        return ""
+    other = max(0.0, (busy_after - busy_before) - (children_seconds() - children_before)) / 60
+    return f"{other:.1f} CPU-minutes of other work ({100 * other / (minutes * os.cpu_count()):.0f} % of the cores)"
 
 
 def summary_of(which: str, log_text: str) -> str:
@@ -108,17 +134,17 @@ def main(argv: list[str] | None = None) -> None:
     command = readme_command(args.which)
     setup, _, rest = command.partition("&&")
     context = measured.context(__file__)
-    load = os.getloadavg()[0]
     clone = fresh_clone(args.which)
-    print(f"{context['measured']}: {clone.name} ({context['commit']}), load {load:.2f}; log {clone / 'time_commands.log'}",
-          flush=True)
+    busy_before, children_before = busy_seconds(), children_seconds()
+    print(f"{context['measured']}: {clone.name} ({context['commit']}); log {clone / 'time_commands.log'}", flush=True)
     with open(clone / "time_commands.log", "w", encoding="utf-8") as log:
         status, setup_minutes = run_timed(setup.strip(), clone, log)
         rest_minutes = 0.0
         if status == 0 and rest.strip():
             status, rest_minutes = run_timed(rest.strip(), clone, log)
     text = (clone / "time_commands.log").read_text(encoding="utf-8", errors="replace")
-    row = {**context, "command": TITLES[args.which], "beside it": f"load {load:.2f} at the start",
+    row = {**context, "command": TITLES[args.which],
+           "beside it": beside(busy_before, children_before, setup_minutes + rest_minutes),
            "set-up (min)": round(setup_minutes, 1), "command (min)": round(rest_minutes, 1),
            "total (min)": round(setup_minutes + rest_minutes, 1),
            "outcome": ("passed" if status == 0 else f"failed (exit {status})"),
