@@ -19,7 +19,7 @@ backward, Adagrad), which no implementation of the cell can undercut: where the 
     python benchmarks/bench_cells.py --device cuda         # ratios to cuDNN's nn.LSTM (skips without CUDA)
     python benchmarks/bench_cells.py --steps 35 --hidden 128 --repeats 5 --cells lstm sgru
     RNNREPRO_FUSED=0 python benchmarks/bench_cells.py      # our loops for every cell, LSTM and GRU included
-    RNNREPRO_SCRIPT=0 python benchmarks/bench_cells.py     # eager loops instead of TorchScript
+    RNNREPRO_TORCHSCRIPT=0 python benchmarks/bench_cells.py     # eager loops instead of TorchScript
     RNNREPRO_PREPACK=0 python benchmarks/bench_cells.py     # MKL addmm for every per-step product
 """
 from __future__ import annotations

@@ -17,7 +17,7 @@ is ours / plain (above 1: ours is faster).
     python benchmarks/bench_lm.py                      # the PTB small settings: V 10000, H 200, T 35, B 20
     python benchmarks/bench_lm.py --threads 1          # one thread: steadier on a busy machine
     python benchmarks/bench_lm.py --data resources/prepared/ptb_word.json.gz   # real PTB windows
-    RNNREPRO_SCRIPT=0 python benchmarks/bench_lm.py    # our cells' eager loops instead of TorchScript
+    RNNREPRO_TORCHSCRIPT=0 python benchmarks/bench_lm.py    # our cells' eager loops instead of TorchScript
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from rnnrepro.plan.studies import Study, load_study, plan_of, study_schema_of
 
 REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {"device": "cpu", "torch": "2.13.0+cpu", "threads": 1, "python": "3.11.7", "RNNREPRO_DEVICE": "",
-              "RNNREPRO_SCRIPT": "", "RNNREPRO_PREPACK": "", "wall_seconds": 1.5}
+              "RNNREPRO_TORCHSCRIPT": "", "RNNREPRO_PREPACK": "", "wall_seconds": 1.5}
 
 
 def write_run(folder: Path, identity: dict, metrics: dict, curve: Iterable[tuple] = ()) -> Path:

@@ -189,21 +189,28 @@ def test_unregistered_flag_combinations_equal_reference_loop(params):
         assert_loops_agree(cell, x, state, mask, 0, reference_loops, 1e-12)
 
 
-def test_the_prepack_switch_and_its_former_name(monkeypatch):
-    """RNNREPRO_PREPACK=0 turns prepacking off; RNNREPRO_PACKED, its name before "pack" meant
-    only packs of runs, is still read (with a warning) where the new one is not set."""
-    monkeypatch.delenv("RNNREPRO_PREPACK", raising=False)
-    monkeypatch.delenv("RNNREPRO_PACKED", raising=False)
-    assert products.prepacking_enabled()
-    monkeypatch.setenv("RNNREPRO_PREPACK", "0")
-    assert not products.prepacking_enabled()
-    monkeypatch.delenv("RNNREPRO_PREPACK")
-    monkeypatch.setenv("RNNREPRO_PACKED", "off")
-    monkeypatch.setattr(products, "_warned", [])
-    with pytest.warns(FutureWarning, match="RNNREPRO_PACKED is now called RNNREPRO_PREPACK"):
-        assert not products.prepacking_enabled()
-    monkeypatch.setenv("RNNREPRO_PREPACK", "1")  # the new name wins
-    assert products.prepacking_enabled()
+@pytest.mark.parametrize("switch, former, enabled", [
+    ("RNNREPRO_PREPACK", "RNNREPRO_PACKED", lambda: products.prepacking_enabled()),
+    ("RNNREPRO_TORCHSCRIPT", "RNNREPRO_SCRIPT", lambda: compiled.scripting_enabled()),
+])
+def test_a_switch_and_its_former_name(monkeypatch, switch, former, enabled):
+    """Each switch is on unless set off; its name from before it was renamed for what it does
+    (RNNREPRO_PACKED when "pack" also meant packs of runs, RNNREPRO_SCRIPT) is still read, with a
+    warning, where the new one is not set."""
+    from rnnrepro.cells import switches
+
+    monkeypatch.delenv(switch, raising=False)
+    monkeypatch.delenv(former, raising=False)
+    assert enabled()
+    monkeypatch.setenv(switch, "0")
+    assert not enabled()
+    monkeypatch.delenv(switch)
+    monkeypatch.setenv(former, "off")
+    monkeypatch.setattr(switches, "_warned", set())
+    with pytest.warns(FutureWarning, match=f"{former} is now called {switch}"):
+        assert not enabled()
+    monkeypatch.setenv(switch, "1")  # the new name wins
+    assert enabled()
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))
@@ -355,7 +362,7 @@ def test_compile_failure_falls_back_to_eager(monkeypatch):
 
 
 def test_scripting_can_be_switched_off(monkeypatch):
-    monkeypatch.setenv("RNNREPRO_SCRIPT", "0")
+    monkeypatch.setenv("RNNREPRO_TORCHSCRIPT", "0")
     monkeypatch.setattr(torch.jit, "script", lambda f: pytest.fail("scripted although switched off"))
 
     def identity(x: torch.Tensor) -> torch.Tensor:

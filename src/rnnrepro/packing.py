@@ -53,7 +53,7 @@ elstm Fig. 5 at T = 10 with the paper's settings (2,000 epochs, a plateau of hun
 first), seeds 1-10 of each cell: 11 of the 20 packed runs end within 1e-6 of the run alone, 6
 by about 1e-4 to 4 %, and 3 elsewhere (fitted on one side, not on the other), as the run alone
 does with another switch: seed 9's LSTM ends with dev loss 3.2e-4 with RNNREPRO_FUSED=0 and
-0.311 without it, seed 3's ELSTM 0.292 with RNNREPRO_SCRIPT=0 and 0.0072 without it.
+0.311 without it, seed 3's ELSTM 0.292 with RNNREPRO_TORCHSCRIPT=0 and 0.0072 without it.
 """
 from __future__ import annotations
 

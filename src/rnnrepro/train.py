@@ -116,6 +116,7 @@ from torch import nn
 
 from . import atomic
 from .allocator import keep_freed_memory
+from .cells.switches import switch_value
 from .metrics.items import ITEMS_FILE, ItemRecorder, SplitItems, save_no_items
 from .models import build_model
 from .tasks import Predictions, Task, build_task
@@ -136,9 +137,7 @@ MODEL = "model.pt"
 #: otherwise resume from damaged weights.
 CHECKSUM_MARKER = b"\nrnnrepro-sha256:"
 #: Environment switches that change how (not what) the cells compute; recorded in provenance.
-SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_SCRIPT", "RNNREPRO_PREPACK", "RNNREPRO_FUSED", "RNNREPRO_DETERMINISTIC")
-#: a switch's former name, still read where the new one is not set
-FORMER_NAMES = {"RNNREPRO_PREPACK": "RNNREPRO_PACKED"}
+SWITCHES = ("RNNREPRO_DEVICE", "RNNREPRO_TORCHSCRIPT", "RNNREPRO_PREPACK", "RNNREPRO_FUSED", "RNNREPRO_DETERMINISTIC")
 #: The cuBLAS workspace that deterministic cuBLAS needs (CUDA >= 10.2), set before CUDA starts.
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 
@@ -634,7 +633,7 @@ def provenance(device: torch.device, seconds: float, progress: Progress) -> dict
     """Where and how a run's numbers were made (not part of its identity)."""
     return {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
             "python": sys.version.split()[0],
-            **{name: os.environ.get(name, os.environ.get(FORMER_NAMES.get(name, ""), "")) for name in SWITCHES},
+            **{name: switch_value(name) or "" for name in SWITCHES},
             "deterministic": progress.deterministic, "nondeterministic_ops": " ".join(progress.nondeterministic_ops),
             "wall_seconds": round(seconds, 3)}
 

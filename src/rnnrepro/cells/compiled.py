@@ -3,7 +3,7 @@
 The fast loops (forward and hand-written backward) are plain functions of tensors. They are
 compiled with ``torch.jit.script`` the first time they run; if compilation fails (an old or
 unusual torch build) the eager function runs instead, after one warning, with the same
-results. ``RNNREPRO_SCRIPT=0`` in the environment keeps every loop eager.
+results. ``RNNREPRO_TORCHSCRIPT=0`` in the environment keeps every loop eager (:mod:`.switches`).
 
 torch.compile was measured too (notes/stack.md): faster on some shapes but 15-45 s of
 compilation per shape, too slow for tests and short runs, so it is not used here.
@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import warnings
 from typing import Callable, Iterator, TypeVar
 
 import torch
+
+from .switches import switch_on
 
 F = TypeVar("F", bound=Callable)
 _force_eager = False
 
 
 def scripting_enabled() -> bool:
-    return os.environ.get("RNNREPRO_SCRIPT", "1").strip().lower() not in {"0", "false", "no", "off"}
+    return switch_on("RNNREPRO_TORCHSCRIPT")
 
 
 def scripted(function: F) -> F:

@@ -9,16 +9,14 @@ about 50 us more, so it was slower for every weight under about a million entrie
 128-384). The loops therefore pack a weight once per sequence when it has at least
 :data:`PREPACK_MIN_ENTRIES` entries, the tensors are float32 on the CPU and torch has oneDNN's
 linear ops; otherwise they use addmm. Both give the same products up to float rounding.
-``RNNREPRO_PREPACK=0`` in the environment turns prepacking off (``RNNREPRO_PACKED``, its former
-name, is still read, with a warning).
+``RNNREPRO_PREPACK=0`` in the environment turns prepacking off (:mod:`.switches`).
 """
 from __future__ import annotations
 
-import os
-import warnings
-
 import torch
 from torch import Tensor
+
+from .switches import switch_on
 
 PREPACK_MIN_ENTRIES = 1 << 20
 _available: list[bool] = []
@@ -37,22 +35,9 @@ def prepacking_available() -> bool:
     return _available[0]
 
 
-#: the switch, and the name it had when "packed" also meant packs of runs
-SWITCH, FORMER_SWITCH = "RNNREPRO_PREPACK", "RNNREPRO_PACKED"
-
-
 def prepacking_enabled() -> bool:
     """Whether ``RNNREPRO_PREPACK`` (default on) lets the loops prepack their weights."""
-    value = os.environ.get(SWITCH)
-    if value is None and FORMER_SWITCH in os.environ:
-        if not _warned:
-            _warned.append(True)
-            warnings.warn(f"{FORMER_SWITCH} is now called {SWITCH}; read as such", FutureWarning, stacklevel=2)
-        value = os.environ[FORMER_SWITCH]
-    return (value or "1").strip().lower() not in {"0", "false", "no", "off"}
-
-
-_warned: list[bool] = []
+    return switch_on("RNNREPRO_PREPACK")
 
 
 def prepacked(weight: Tensor | None, batch: int) -> Tensor | None:

@@ -110,7 +110,7 @@ class StudyReport(StudyData):
             return "**Provenance:** no finished runs yet."
         parts = []
         for column, name, empty in (("device", "device", "unset"), ("torch", "torch", "unset"),
-                                    ("threads", "threads", "unset"), ("RNNREPRO_SCRIPT", "RNNREPRO_SCRIPT", "unset"),
+                                    ("threads", "threads", "unset"), ("RNNREPRO_TORCHSCRIPT", "RNNREPRO_TORCHSCRIPT", "unset"), ("RNNREPRO_SCRIPT", "RNNREPRO_SCRIPT", "unset"),
                                     ("RNNREPRO_PREPACK", "RNNREPRO_PREPACK", "unset"), ("RNNREPRO_PACKED", "RNNREPRO_PACKED", "unset"),
                                     ("RNNREPRO_FUSED", "RNNREPRO_FUSED", "unset"),
                                     ("RNNREPRO_DETERMINISTIC", "RNNREPRO_DETERMINISTIC", "unset"),
