@@ -3,8 +3,9 @@
 The study has one artifact per task (``adding``, ``reversal``, ``pos``, ``lm``: every artifact
 that trains runs of its own) and ``ranking``, whose section body is :func:`ranking`: the cells
 ranked on each task's test metric (the first metric its ``show`` names), as one table
-(:func:`ranking_table`: rows cells, columns tasks, mean ± std over seeds, the rank, the
-published number beside where a paper prints one) and one figure (:func:`ranking_figure`: one
+(:func:`ranking_table`: rows cells, columns tasks, mean ± std over seeds, the rank with the
+ranks the noise allows (:func:`rank_intervals`), the published number beside where a paper
+prints one) and one figure (:func:`ranking_figure`: one
 panel per task, the cells in the order of their rank, every seed a point, the published numbers
 and the task's reference line marked apart). A task artifact added to the study's YAML joins
 both without a change here.
@@ -12,19 +13,31 @@ both without a change here.
 Everything is read through the report (``ours``, ``published``, ``rows``, ``study.artifacts``,
 ``scale``). Published numbers are never averaged or ranked with ours: they come from the
 papers' own sizes, and sometimes from another macro model, which the table names.
+
+Cells that are one function (the SRN and LSTM−GATES, wsum eq. 2: the same function from the same
+starting weights, so the same numbers in every seed) are one row and one rank
+(:func:`same_functions`): counting them twice would push every cell below them down a rank.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ...bounds import reversal_bound as analytic_bound
 from ...labels import CELL_ORDER, ordered
 from ...metrics.directions import higher_is_better
 from ...metrics.formats import format_mean_std, format_value, metric_format
 from ..study import StudyReport, display_markdown, display_table
+
+#: Two cells differ on a task when Welch's t over their seeds rejects equal means, two-sided at this
+#: level divided by the number of other cells (Bonferroni over one cell's comparisons).
+RANK_ALPHA = 0.05
+#: Two runs give "the same numbers" within this relative difference.
+SAME_RTOL = 1e-9
 
 #: How each task is named in the table and the figure (other artifacts: their own name).
 TASK_NAMES = {"adding": "adding", "reversal": "reversal", "pos": "POS", "lm": "PTB LM"}
@@ -139,56 +152,146 @@ def published_text(task: Task, cell: str) -> str:
     return "; ".join(parts)
 
 
-def ranking_frame(tasks: list[Task]) -> pd.DataFrame:
-    """The table: one row per cell (by mean rank over the tasks it ran), per task the rank, ours
-    (mean ± std, n seeds) and, for tasks with any, the published numbers."""
+def same_values(t: Task, a: str, b: str) -> bool | None:
+    """Whether cells ``a`` and ``b`` gave the same value in every seed of task ``t`` (None: not
+    both ran it with the same seeds)."""
+    def values(cell: str) -> pd.Series:
+        return t.seeds[t.seeds["cell"] == cell].set_index("seed")["value"].sort_index()
+
+    first, second = values(a), values(b)
+    if not len(first) or not first.index.equals(second.index):
+        return None
+    return bool(np.allclose(first.to_numpy(float), second.to_numpy(float), rtol=SAME_RTOL, atol=0.0, equal_nan=True))
+
+
+def same_functions(tasks: list[Task]) -> dict[str, str]:
+    """Cell -> the cell it is one function with (the first in the papers' order of cells): two
+    cells whose every seed gave the same value on every task both ran."""
+    cells = ordered([c for t in tasks for c in t.summary["cell"]], CELL_ORDER)
+    alias: dict[str, str] = {}
+    for i, a in enumerate(cells):
+        if a in alias:
+            continue
+        for b in cells[i + 1:]:
+            verdicts = [same_values(t, a, b) for t in tasks]
+            if b not in alias and any(v is True for v in verdicts) and not any(v is False for v in verdicts):
+                alias[b] = a
+    return alias
+
+
+def merged(t: Task, alias: dict[str, str]) -> Task:
+    """Task ``t`` with each cell that is one function with another left out (it is shown in that
+    cell's row), ranks recomputed."""
+    keep = ~t.summary["cell"].isin(list(alias))
+    summary = t.summary[keep].copy()
+    summary["rank"] = summary["mean"].rank(ascending=not t.higher_is_better, method="min")
+    return replace(t, summary=summary.reset_index(drop=True), seeds=t.seeds[~t.seeds["cell"].isin(list(alias))])
+
+
+def welch_p(first: np.ndarray, second: np.ndarray) -> float | None:
+    """Welch's two-sided p for equal means of two cells' seeds (None: fewer than two seeds of
+    either, or no spread in both)."""
+    if len(first) < 2 or len(second) < 2 or (np.std(first) == 0 and np.std(second) == 0):
+        return None
+    return float(stats.ttest_ind(first, second, equal_var=False).pvalue)
+
+
+def rank_intervals(t: Task) -> dict[str, tuple[int, int]]:
+    """Per cell, the ranks the noise over seeds allows: from 1 + the cells better than it beyond
+    the noise to the number of cells − those worse than it beyond the noise (Welch's t over seeds,
+    two-sided :data:`RANK_ALPHA` with Bonferroni over the other cells). Cells whose intervals
+    overlap are not told apart; a cell with one seed spans every rank."""
+    cells = list(t.summary["cell"])
+    values = {c: t.seeds[t.seeds["cell"] == c]["value"].dropna().to_numpy(float) for c in cells}
+    means = dict(zip(cells, t.summary["mean"]))
+    level = RANK_ALPHA / max(len(cells) - 1, 1)
+    intervals = {}
+    for cell in cells:
+        better = worse = 0
+        for other in cells:
+            p = welch_p(values[cell], values[other]) if other != cell else None
+            if p is None or p >= level:
+                continue
+            if (means[other] > means[cell]) == t.higher_is_better:
+                better += 1
+            else:
+                worse += 1
+        intervals[cell] = (1 + better, len(cells) - worse)
+    return intervals
+
+
+def rank_text(rank: float, interval: tuple[int, int]) -> str:
+    low, high = interval
+    return f"{int(rank)} ({low}–{high})" if (low, high) != (int(rank), int(rank)) else f"{int(rank)}"
+
+
+def ranking_frame(tasks: list[Task], alias: dict[str, str] | None = None) -> pd.DataFrame:
+    """The table: one row per cell (by mean rank over the tasks it ran; cells that are one function
+    in one row, ``alias``), per task the rank with the ranks the noise allows, ours (mean ± std, n
+    seeds) and, for tasks with any, the published numbers."""
+    alias = alias or {}
     cells = ordered([c for t in tasks for c in t.summary["cell"]], CELL_ORDER)
     ranks = {t.artifact: dict(zip(t.summary["cell"], t.summary["rank"])) for t in tasks}
+    intervals = {t.artifact: rank_intervals(t) for t in tasks}
+    names = {cell: " = ".join([cell, *[a for a, c in alias.items() if c == cell]]) for cell in cells}
     means = {c: [ranks[t.artifact][c] for t in tasks if c in ranks[t.artifact]] for c in cells}
     cells = sorted(cells, key=lambda c: (sum(means[c]) / len(means[c]) if means[c] else math.inf, cells.index(c)))
     out = []
     for cell in cells:
-        row = {"cell": cell}
+        row = {"cell": names[cell]}
         for t in tasks:
             name = task_name(t.artifact)
             found = t.summary[t.summary["cell"] == cell]
             if len(found):
                 rec = found.iloc[0]
-                row[f"{name}: rank"] = f"{int(rec['rank'])}"
+                row[f"{name}: rank (noise allows)"] = rank_text(rec["rank"], intervals[t.artifact][cell])
                 row[f"{name}: {metric_name(t.metric)}, ours"] = without_unit(
                     format_mean_std(rec["mean"], rec["std"], rec["n"], t.metric), t.metric)
             else:
-                row[f"{name}: rank"] = ""
+                row[f"{name}: rank (noise allows)"] = ""
                 row[f"{name}: {metric_name(t.metric)}, ours"] = "not run"
             if len(t.published):
-                row[f"{name}: published"] = without_unit(published_text(t, cell), t.metric) or "—"
+                shown = [without_unit(published_text(t, c), t.metric) for c in names[cell].split(" = ")]
+                row[f"{name}: published"] = "; ".join(text for text in shown if text) or "—"
         row["mean rank"] = f"{sum(means[cell]) / len(means[cell]):.1f}" if means[cell] else ""
         out.append(row)
     return pd.DataFrame(out)
 
 
-def ranking_table(report: StudyReport, tasks: list[Task] | None = None) -> None:
-    """Rows cells, columns tasks: rank, ours (mean ± std over seeds, n), published where any."""
-    tasks = tasks if tasks is not None else [t for a in task_artifacts(report) if (t := task_numbers(report, a))]
+def ranking_table(report: StudyReport, tasks: list[Task] | None = None, alias: dict[str, str] | None = None) -> None:
+    """Rows cells, columns tasks: rank with the ranks the noise allows, ours (mean ± std over seeds,
+    n), published where any; ``tasks`` already merged by ``alias``."""
+    if tasks is None:
+        tasks = [t for a in task_artifacts(report) if (t := task_numbers(report, a))]
+        alias = same_functions(tasks)
+        tasks = [merged(t, alias) for t in tasks]
     if not tasks:
         display_markdown(f"Ours: no runs of the tasks at scale `{report.scale}` yet.")
         return
     lines = [f"**The cells ranked per task** (ours at scale `{report.scale}`): for each task the rank of the cell's "
-             "mean over seeds of the task's test metric (1 = best; equal means share a rank), that mean ± the "
+             "mean over seeds of the task's test metric (1 = best; equal means share a rank) and, in brackets, the "
+             "ranks the noise over seeds allows: from one more than the cells better than it beyond the noise to the "
+             "number of cells less those worse than it beyond the noise (Welch's t over seeds, two-sided 95 % with "
+             "Bonferroni over the other cells; with one seed a cell can take any rank). Cells whose brackets overlap "
+             "are not told apart at this scale: the order within them is the noise's. Then that mean ± the "
              "standard deviation over seeds with the number of seeds n, and the published number beside where a "
              "paper prints one for that task and cell (*published*, from the paper's own sizes, never averaged or "
              "ranked with ours; a macro model other than ours is named). Rows are ordered by the mean rank over "
              "the tasks. Accuracies in %."]
+    if alias:
+        lines.append("Cells that are one function share a row and a rank (" + "; ".join(
+            f"{a} and {c}" for a, c in alias.items()) + ": every seed gave the same number on every task both ran; "
+            "the SRN and LSTM−GATES are wsum eq. 2 from the same starting weights).")
     for t in tasks:
         best = "highest" if t.higher_is_better else "lowest"
         refs = "; ".join(f"{what}: {format_value(value, t.metric)} ({source})" for what, value, source in t.references)
         lines.append(f"- **{task_name(t.artifact)}** (artifact `{t.artifact}`): {metric_name(t.metric)}, {best} "
                      f"first{'; reference: ' + refs if refs else ''}.")
     display_markdown("\n".join(lines))
-    display_table(ranking_frame(tasks))
+    display_table(ranking_frame(tasks, alias))
 
 
-def ranking_figure(report: StudyReport, tasks: list[Task] | None = None) -> None:
+def ranking_figure(report: StudyReport, tasks: list[Task] | None = None, alias: dict[str, str] | None = None) -> None:
     """One panel per task: the cells from best (top) to worst, every seed a dot, the mean a bar,
     published numbers as crosses (one marker per macro model), reference lines dashed."""
     import matplotlib.pyplot as plt
@@ -228,7 +331,8 @@ def ranking_figure(report: StudyReport, tasks: list[Task] | None = None) -> None
         if t.metric.rsplit("_", 1)[-1] in ("mse", "perplexity", "loss", "nll") and values \
                 and max(values) / min(values) > 20:
             ax.set_xscale("log")
-        ax.set_yticks(range(len(order)), order)
+        ax.set_yticks(range(len(order)), [" = ".join([c, *[a for a, to in (alias or {}).items() if to == c]])
+                                          for c in order])
         ax.set_ylim(len(order) - 0.5, -0.5)  # the best at the top
         ax.set_title(f"{task_name(t.artifact)}: {'higher' if t.higher_is_better else 'lower'} is better", fontsize=10)
         ax.set_xlabel(metric_name(t.metric))
@@ -254,5 +358,7 @@ def ranking(report: StudyReport) -> None:
     display_markdown(f"This section reads the runs of every task artifact of the study (runs per task: {counts}); "
                      "their own sections below show every metric beside the published numbers.")
     tasks = [t for a in artifacts if (t := task_numbers(report, a))]
-    ranking_table(report, tasks)
-    ranking_figure(report, tasks)
+    alias = same_functions(tasks)
+    tasks = [merged(t, alias) for t in tasks]
+    ranking_table(report, tasks, alias)
+    ranking_figure(report, tasks, alias)
