@@ -15,8 +15,9 @@ what rounding makes of this run anyway. Measured on this project's CPU, after th
 a packed run is within 2.2e-6 (relative) of the run alone, and the run alone within 2.3e-6 of
 alone_loops, so the floor of 1e-4 decides; a packing bug moves numbers far more (measured:
 clipping every member by the pack's global gradient norm instead of its own, 4 % on dev_mse;
-a mean instead of the sum of the members' losses, 100 %). A pack resumes exactly, its
-checkpoints are runs' own, and the workflow trains a pack as one job.
+a mean instead of the sum of the members' losses, 100 %). A pack whose members stopped at one
+point resumes exactly; one whose members stopped apart regroups them and ends within that
+tolerance, not to the bit. Its checkpoints are runs' own, and the workflow trains a pack as one job.
 """
 from __future__ import annotations
 
@@ -159,6 +160,35 @@ def test_an_interrupted_pack_resumes_to_identical_metrics(tmp_path, monkeypatch)
     for resumed, reference in zip(folders, whole):
         assert numbers(resumed) == numbers(reference)
         assert curve(resumed) == curve(reference)
+
+
+def test_a_pack_whose_members_stopped_apart_regroups_and_ends_within_the_packs_tolerance(alone_loops, tmp_path,
+                                                                                         monkeypatch):
+    """Members checkpointed at different steps (member 0 at step 7, the others at step 4) do not
+    train together again: the two at step 4 form a pack, member 0 one of its own. Each trains in
+    another pack than the uninterrupted one (another order of the same computation), so each ends
+    within a pack's tolerance of the uninterrupted pack's numbers, not to the bit."""
+    whole = [tmp_path / f"whole{i}" for i in range(len(RUNS))]
+    train_pack(RUNS, whole)
+    early, late = ([tmp_path / f"{name}{i}" for i in range(len(RUNS))] for name in ("early", "late"))
+    for folders, step in ((early, 4), (late, 7)):
+        with monkeypatch.context() as patch:
+            interrupt_at(patch, step)
+            with pytest.raises(TrainingInterrupted):
+                train_pack(RUNS, folders)
+    mixed = [late[0], early[1], early[2]]
+    grouped = []
+    original = packing.TrainTogether.__post_init__
+
+    def record_members(self):
+        grouped.append(len(self.members))
+        original(self)
+
+    monkeypatch.setattr(packing.TrainTogether, "__post_init__", record_members)
+    train_pack(RUNS, mixed)
+    assert sorted(grouped) == [1, 2]
+    for i, (resumed, reference) in enumerate(zip(mixed, whole)):
+        assert_close(numbers(resumed), numbers(reference), f"member {i} regrouped", numbers(alone_loops[i]))
 
 
 def test_sigterm_in_the_packs_last_dev_evaluation_checkpoints_every_member(tmp_path, monkeypatch):

@@ -33,8 +33,10 @@ and checkpoint.pt, which is a run-alone checkpoint of its slice (same format and
 trained alone resumes from it, and a pack from a run's). Dev evaluation after every epoch,
 early stopping, the final evaluation and the outputs are each member's own, computed with the
 member's weights in a model of its own (the fast loops). A pack resumes from its members'
-checkpoints: members at the same point train together again, others in packs of their own,
-one after another; once a member is finished (all epochs, or stopped early) it is written out
+checkpoints: members at the same point train together again (to the bit: the same pack, the
+same computation), others in packs of their own, one after another (each then ends within a
+pack's tolerance of the uninterrupted pack, as a pack does of its runs alone, not to the bit:
+it trains in another pack, another order of the same computation); once a member is finished (all epochs, or stopped early) it is written out
 and the others go on as a smaller pack. ``metrics.json``'s provenance says ``packed_runs``
 (how many runs trained together) and its ``wall_seconds`` is the member's share of the pack's.
 
