@@ -329,16 +329,43 @@ def test_the_ceiling_of_the_bound_is_weighed_against_the_test_sets_noise():
     assert judge_claim_of("fig3", quote, frame(0.630), None).holds is True
 
 
-def test_cost_counts_the_steps_the_networks_run():
+def cost_rows(timings: dict[tuple[str, int], tuple[float, float, float]], T: int = 50) -> pd.DataFrame:
+    """The cost analysis's summary rows at one T: per (model, delay) its median, fastest and slowest
+    forward pass (seconds), and the steps it counts (T + d, 2T)."""
+    rows = []
+    for (model, delay), (median, low, high) in timings.items():
+        base = {"model": model, "delay": str(delay), "T": str(T), "std": 0.0, "n": math.inf}
+        steps = 2 * T if model == "brnn" else T + delay
+        rows += [{**base, "metric": metric, "mean": value} for metric, value in
+                 (("forward_seconds", median), ("forward_seconds_min", low), ("forward_seconds_max", high),
+                  ("sequential_steps", steps))]
+    return pd.DataFrame(rows)
+
+
+def test_the_cost_claim_is_judged_on_the_measured_timings():
+    """"The cost to compute a forward-pass for the d-RNN is T + d, while for the Bi-RNN the cost is
+    2T": holds when every d-LSTM's slowest forward pass is faster than the Bi-LSTM's fastest, fails
+    when the Bi-LSTM's slowest is faster than a d-LSTM's fastest, open where the repeats overlap.
+    The counted steps (equal to the formulas by construction) are shown, not judged."""
+    quote = "One advantage"
+    faster = cost_rows({("delayed", 2): (0.010, 0.009, 0.011), ("delayed", 4): (0.012, 0.011, 0.013),
+                        ("brnn", 0): (0.020, 0.018, 0.022)})
+    verdict = judge_claim_of("cost", quote, faster, "ci")
+    assert verdict.holds is True and verdict.details[0] == "2 of 2 hold"
+    assert "T=50, d-LSTM d=2: 10 ms [9, 11] against the Bi-LSTM's 20 ms [18, 22] (52 against 100 sequential steps)" \
+        in verdict.details
+    slower = cost_rows({("delayed", 2): (0.030, 0.029, 0.031), ("brnn", 0): (0.020, 0.018, 0.022)})
+    assert judge_claim_of("cost", quote, slower, "ci").holds is False
+    overlapping = cost_rows({("delayed", 2): (0.019, 0.017, 0.021), ("brnn", 0): (0.020, 0.018, 0.022)})
+    assert judge_claim_of("cost", quote, overlapping, "ci").holds is None
+
+
+def test_the_cost_analysis_times_and_counts_what_the_claim_reads():
     table = ANALYSES["cost"](lengths=[6], delays=[2, 4], hidden_size=5, bidirectional_hidden_size=3,
-                             batch_size=2, repeats=1)
-    rows = table[table["metric"] == "sequential_steps"].assign(mean=lambda f: f["value"], std=0.0, n=math.inf)
-    rows = rows.assign(delay=rows["delay"].astype(str), T=rows["T"].astype(str))
-    verdict = judge_claim_of("cost", "One advantage", rows, "ci")
-    # the count of the comparisons, then one line per network
-    assert verdict.holds is True and verdict.details[0] == "3 of 3 hold" and len(verdict.details) == 1 + 3
-    doubled = rows.assign(mean=[2 * v if m == "delayed" else v for m, v in zip(rows["model"], rows["mean"])])
-    assert judge_claim_of("cost", "One advantage", doubled, "ci").holds is False
+                             batch_size=2, repeats=2)
+    steps = table[table["metric"] == "sequential_steps"].set_index(["model", "delay"])["value"]
+    assert steps[("delayed", 2)] == 8 and steps[("delayed", 4)] == 10 and steps[("brnn", 0)] == 12
+    assert {"forward_seconds", "forward_seconds_min", "forward_seconds_max"} <= set(table["metric"])
 
 
 def test_table1_readings_on_the_published_numbers():
