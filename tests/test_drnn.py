@@ -219,7 +219,7 @@ def test_report_on_fake_results_as_the_paper_describes_them(tmp_path):
     summary = drnn.reversal_summary(report)
     assert set(summary["network"]) == {"LSTM", "Bi-LSTM", *(f"d-LSTM d={d}" for d in range(1, 11))}
     sine = drnn.sine_summary(report)
-    assert len(sine) == 4 * 2 * 3 and (sine["n"] == 2).all()  # 4 networks, 2 γ, 3 a; 2 repetitions each
+    assert len(sine) == 4 * 2 * 3 and (sine["n"] == 1).all()  # 4 networks, 2 γ, 3 a; one repetition each
 
 
 def test_a_leaking_d_lstm_fails_the_bound_in_the_report(tmp_path):
