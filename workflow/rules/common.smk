@@ -42,7 +42,7 @@ LAYOUT = Layout(config["results"], SCALE)
 OUT = LAYOUT.root
 RUNS = PLAN.runs
 SOURCE = Path(workflow.basedir, "src", "rnnrepro")
-# The code that judges the claims (what the judge rule runs): the claims package and every module it imports,
+# The code that judges the claims (what the judge job runs): the claims package and every module it imports,
 # followed through its imports (rnnrepro.plan.code_identity.package_code). The report's code is the report
 # package and what it imports (the study's data, the verdicts' words), no check: editing a plot renders the
 # reports again without judging any claim again, and editing a check re-renders a report only through the
