@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -115,3 +114,24 @@ def test_a_recorded_row_lands_in_its_table(repo, tmp_path, monkeypatch):
 def test_the_figure_pattern_finds_figures():
     assert FIGURE.search("took 37.1 minutes") and FIGURE.search("9.4 s against") and FIGURE.search("1.15× faster")
     assert not FIGURE.search("2-core machine") and not FIGURE.search("Python 3.11") and not FIGURE.search("T = 100")
+
+
+def test_time_commands_reads_the_readme_s_two_commands_and_snakemake_s_job_times(repo, monkeypatch):
+    """benchmarks/time_commands.py times the README's commands as written (their marker comments)
+    and reads each job's wall time from Snakemake's output."""
+    import importlib.util
+
+    monkeypatch.syspath_prepend(str(repo / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("time_commands", repo / "benchmarks" / "time_commands.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.readme_command("main").startswith("bash scripts/setup.sh && ")
+    assert module.readme_command("tests").endswith("-m pytest")
+    output = "\n".join([
+        "[Sun Nov 29 08:00:00 2026]", "rule train_job:", "    output: x", "    jobid: 7", "",
+        "[Sun Nov 29 08:00:01 2026]", "localrule plan:", "    jobid: 3",
+        "[Sun Nov 29 08:00:05 2026]", "Finished jobid: 3 (Rule: plan)",
+        "[Sun Nov 29 08:01:40 2026]", "Finished jobid: 7 (Rule: train_job)"])
+    assert module.job_seconds(output) == {"train_job": [100.0], "plan": [4.0]}
+    assert module.summary_of("main", output) == "2 jobs, 104 s of job time (100 training)"
+    assert module.summary_of("tests", "==== 3 passed, 1 skipped in 9.50s ====") == "3 passed, 1 skipped in 9.50s"
