@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_path
+from .bundles import Bundling, plan_bundles
 from .code_identity import PACKAGE
 from .jobs import Pack, TrainedTogether
 from .studies import Study, load_workflow_config, plan_digest_of, runs_of
@@ -73,8 +74,6 @@ class WorkflowPlan:
         from ``runtime_hours`` (run folder -> hours a run asks for, from the cost table) where it
         has them. The one place jobs are planned: the workflow, ``rnnrepro.cost`` and the tests
         call it."""
-        from .bundles import Bundling, plan_bundles
-
         packs = [Pack(members) for members in self.packs]
         bundles = plan_bundles(self.runs, self.dataset_keys, runtime_hours or {},
                                Bundling.from_config(self.config["bundling"], self.config["scale"]),
