@@ -9,6 +9,9 @@ in a label), fails here.
 from __future__ import annotations
 
 import math
+import tempfile
+from functools import cache
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -26,18 +29,37 @@ STUDIES = REPO / "config" / "studies"
 SCHEMA = study_schema_of(REPO / "workflow" / "schemas")
 
 
+@cache
+def study_at(study: str, scale: str):
+    """Study ``study`` expanded at ``scale``, loaded once per test process (a paper-scale study
+    takes about half a second to expand, and the claims below read each study about 20 times)."""
+    return load_study(study, STUDIES, SCHEMA, scale)
+
+
+@cache
+def published_rows(study: str, artifact: str) -> pd.DataFrame:
+    """The published rows of ``artifact`` (read once; callers copy before changing them)."""
+    return tables.rows_of(tables.load_published(REPO / "reports" / "published", study), artifact)
+
+
 def claims():
     for study in study_names(STUDIES):
-        spec = load_study(study, STUDIES, SCHEMA, "paper")
+        spec = study_at(study, "paper")
         for name, artifact in spec.artifacts.items():
             for index, _ in enumerate(artifact.claims):
                 yield pytest.param(study, name, index, id=f"{study}.{name}[{index}]")
 
 
-def label_template(study: str, artifact: str, tmp_path) -> pd.DataFrame:
+def label_template(study: str, artifact: str) -> pd.DataFrame:
     """The label combinations ``artifact`` has (one row each, as text, seeds and repeats merged)."""
-    paper = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
-    published = tables.rows_of(tables.load_published(REPO / "reports" / "published", study), artifact)
+    return labels_of(study, artifact).copy()
+
+
+@cache
+def labels_of(study: str, artifact: str) -> pd.DataFrame:
+    """:func:`label_template`, worked out once per artifact (an analysis's table is computed)."""
+    paper = study_at(study, "paper").artifacts[artifact]
+    published = published_rows(study, artifact)
     published = published[label_columns(published)]
     if paper.runs:
         drop = {"seed", *(paper.spec.get("repeats") or [])}
@@ -52,9 +74,10 @@ def label_template(study: str, artifact: str, tmp_path) -> pd.DataFrame:
         if hasattr(function, "output_labels"):  # it reads trained runs or data sets
             labels = function.output_labels(paper.analysis, [use.labels for use in paper.reads])
             return with_text_labels(labels).reset_index(drop=True)
-        ci = load_study(study, STUDIES, SCHEMA, "ci").artifacts[artifact]
-        run_analysis(ci.analysis, tmp_path / "analysis.csv")
-        table = tables.load_table(tmp_path / "analysis.csv")
+        ci = study_at(study, "ci").artifacts[artifact]
+        with tempfile.TemporaryDirectory() as folder:
+            run_analysis(ci.analysis, Path(folder) / "analysis.csv")
+            table = tables.load_table(Path(folder) / "analysis.csv")
         return table[label_columns(table)].drop_duplicates().reset_index(drop=True)
     return published.drop_duplicates().reset_index(drop=True)
 
@@ -76,12 +99,12 @@ def neutral_baselines(check, labels: pd.DataFrame, names: set[str]) -> pd.DataFr
 
 
 @pytest.mark.parametrize("study, artifact, index", list(claims()))
-def test_claim_check_can_hold_and_can_fail(study, artifact, index, tmp_path):
-    spec = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
+def test_claim_check_can_hold_and_can_fail(study, artifact, index):
+    spec = study_at(study, "paper").artifacts[artifact]
     claim = spec.claims[index]
     check = build_check(claim["check"])
-    published = tables.rows_of(tables.load_published(REPO / "reports" / "published", study), artifact)
-    labels = label_template(study, artifact, tmp_path)
+    published = published_rows(study, artifact).copy()
+    labels = label_template(study, artifact)
     context = Context(published, "paper", baselines=neutral_baselines(check, labels, baselines_named(claim["check"])))
     assert len(labels), "no labels to build data on"
     neutral = check.neutral(labels)
@@ -104,7 +127,7 @@ def test_every_claim_quotes_the_paper():
         return re.sub(r"[^a-z0-9]", "", plain)
 
     for study in study_names(STUDIES):
-        spec = load_study(study, STUDIES, SCHEMA, "paper")
+        spec = study_at(study, "paper")
         paper = require(REPO.parent / "shared" / "papers" / f"{spec.paper}.txt", "the papers beside the repository")
         # page numbers of the PDF stand on lines of their own, inside sentences that cross pages
         # ... and formulas are LaTeX (T \geq 60 for T ≥ 60): commands are left out like symbols
@@ -131,10 +154,10 @@ def claims_with_paper_units():
     constants or plots: there is no unit of the paper's to cover)."""
     for param in claims():
         study, artifact, index = param.values
-        rows = tables.rows_of(tables.load_published(REPO / "reports" / "published", study), artifact)
+        rows = published_rows(study, artifact).copy()
         if rows.empty or not label_columns(rows):
             continue
-        check = build_check(load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact].claims[index]["check"])
+        check = build_check(study_at(study, "paper").artifacts[artifact].claims[index]["check"])
         printed = check.judge(tables.published_summary(rows, artifact), Context(rows, None))
         if any(part.key is not None for part in printed.parts):
             yield param
@@ -156,9 +179,9 @@ def test_coverage_by_labels(study, artifact, index):
     from rnnrepro.claims.combine import MOST, SOME
     from rnnrepro.claims.judge import judge_pair
 
-    spec = load_study(study, STUDIES, SCHEMA, "paper").artifacts[artifact]
+    spec = study_at(study, "paper").artifacts[artifact]
     check = build_check(spec.claims[index]["check"])
-    rows = tables.rows_of(tables.load_published(REPO / "reports" / "published", study), artifact)
+    rows = published_rows(study, artifact).copy()
     labels = rows[label_columns(rows)].drop_duplicates().reset_index(drop=True)
     on_paper, context = Context(rows, None), Context(rows, "paper")
     ours = check.example(check.neutral(labels), context)
