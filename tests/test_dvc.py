@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BIN, run_tool, trained_runs
+from fakes import write_toy_study
 
 pytestmark = pytest.mark.slow
 
@@ -56,10 +57,12 @@ def commit(cwd: Path, message: str) -> None:
 
 @pytest.fixture(scope="module")
 def project(make_project, tmp_path_factory) -> Path:
-    """A git repository at the ci scale whose results were made by `dvc repro` and pushed (two
-    studies: the DVC wiring is the same for every study, and the whole workflow of all five is
-    tests/test_workflow.py's)."""
-    copy = make_project(scale="ci", studies=["pru", "drnn"])
+    """A git repository at the ci scale whose results were made by `dvc repro` and pushed. Its
+    one study is the toy of tests/fakes.py (three runs of seconds, a claim, a report): the DVC
+    wiring is the same for every study, and the whole workflow of the papers' studies is
+    tests/test_workflow.py's."""
+    copy = make_project(scale="ci", studies=["toy"])
+    write_toy_study(copy)
     run_tool(["git", "init", "-q"], cwd=copy)
     remote = tmp_path_factory.mktemp("dvc-remote")
     dvc("remote", "add", "-d", "storage", str(remote), cwd=copy)
@@ -110,30 +113,28 @@ def test_dvc_metrics_and_plots_show_the_results(project, tmp_path):
     run_tool(["git", "clone", "-q", str(project), str(clone)], cwd=tmp_path)
     dvc("pull", cwd=clone)
     shown = dvc("metrics", "show", cwd=clone).stdout
-    for study in ("pru", "drnn"):
-        assert study in shown
-    assert "hold_ours" in shown and "results/ci/metrics/pru.json" in shown
+    assert "hold_ours" in shown and "results/ci/metrics/toy.json" in shown
     assert max(len(line) for line in shown.splitlines()) <= 200, shown  # a short row per study, not one of hundreds
     diff = dvc("metrics", "diff", "HEAD~1", "HEAD", cwd=clone).stdout
     assert "hold_published" in diff
     dvc("plots", "show", "-o", str(tmp_path / "plots"), cwd=clone)
     page = (tmp_path / "plots" / "index.html").read_text()
-    assert "results/ci/plots/pru.csv" in page and "results/ci/curves/drnn.csv" in page
+    assert "results/ci/plots/toy.csv" in page and "results/ci/curves/toy.csv" in page
 
 
 def test_both_see_a_changed_experiment(project):
-    study = project / "config/studies/pru.yaml"
+    """A changed setting of one artifact: DVC sees the study file changed, Snakemake plans that
+    artifact's runs, and after the edit is undone neither plans anything."""
+    study = project / "config/studies/toy.yaml"
     original = study.read_text()
     try:
-        study.write_text(original.replace("train_size: 200,", "train_size: 220,"))
+        study.write_text(original.replace("T: 8,", "T: 9,"))
         status = dvc("status", cwd=project).stdout
         assert "changed deps" in status and "config/studies" in status
         planned = planned_runs(project)
-        # the 3 runs of pru fig2 at ci scale train; at ci a bundle mixes a study's artifacts, so the
-        # other runs of the bundles that now hold them are planned too, finished: they resume
-        new = [run for run in planned if not (project / "results/ci/runs" / run / "metrics.json").exists()]
-        assert len(new) == 3 and all(run.startswith("task~adding/") for run in new), planned
-        assert all((project / "results/ci/runs" / run / "checkpoint.pt").exists() for run in planned if run not in new)
+        # the toy's three runs at T = 9, new run folders (T is in their identity)
+        assert len(planned) == 3 and all(run.startswith("task~adding/") for run in planned), planned
+        assert not any((project / "results/ci/runs" / run / "metrics.json").exists() for run in planned)
     finally:
         study.write_text(original)
     assert snakemake_plan(project) == {}

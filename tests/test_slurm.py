@@ -25,6 +25,10 @@ pytestmark = pytest.mark.slow
 
 SCRIPTS = REPO / "scripts" / "local-slurm"
 TOY_RUNS = 3  # tests/fakes.py: the toy study's three cells
+#: Epochs of the runs the tests below interrupt: 300 steps, a checkpoint every 3, 5-7 s of
+#: training on an idle 2-core machine (at 60 epochs the three interrupt tests trained for
+#: about twice as long, with nothing more to show), so SIGTERM lands while they train.
+INTERRUPTED_EPOCHS = 30
 LOCAL_CLUSTER_SETTINGS = {
     "slurm-status-command": "squeue",  # no slurmdbd here, so no sacct
     "slurm-init-seconds-before-status-checks": 1,
@@ -171,7 +175,7 @@ def test_profile_slurm_all_runs_the_workflow_with_gpu_requests_and_a_pack(cluste
 
 def test_preempted_runs_resume_to_identical_metrics(cluster, make_project, tmp_path):
     """SIGTERM as SLURM sends before preempting: the run checkpoints, exits, is retried and resumes."""
-    project = slurm_project(make_project, epochs=60)
+    project = slurm_project(make_project, epochs=INTERRUPTED_EPOCHS)
     process = start_snakemake(project)
     wait_for_checkpoints(project, 2, process)  # two of the runs are training (two cores)
     victims = running_train_jobs(project)
@@ -189,7 +193,7 @@ def test_preempted_runs_resume_to_identical_metrics(cluster, make_project, tmp_p
 
 
 def test_scancel_is_reported_and_rerun_incomplete_finishes(cluster, make_project, tmp_path):
-    project = slurm_project(make_project, epochs=60)
+    project = slurm_project(make_project, epochs=INTERRUPTED_EPOCHS)
     process = start_snakemake(project, "--retries", "0")
     wait_for_checkpoints(project, 1, process)
     victims = running_train_jobs(project)
@@ -208,7 +212,7 @@ def test_a_bundle_of_runs_is_one_slurm_job_and_resumes_when_preempted(cluster, m
     (rnnrepro.plan.bundles): one SLURM submission that trains them one after another. Preempted
     (SIGTERM) during a run, it is submitted again, skips what finished, resumes that run, and
     every run ends with the metrics of the run trained alone."""
-    project = slurm_project(make_project, epochs=60)
+    project = slurm_project(make_project, epochs=INTERRUPTED_EPOCHS)
     study = project / "config/studies/toy.yaml"
     study.write_text(study.read_text().replace("grid: {cell: [lstm, gru, pru]}", "grid: {cell: [lstm], seed: [1, 2, 3]}"))
     run_tool([sys.executable, "-m", "rnnrepro.cost", "--scale", "ci", "--studies", "toy"], cwd=project)
