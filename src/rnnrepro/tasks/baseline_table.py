@@ -13,11 +13,12 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..atomic import atomic_path
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: this folder's modules are all
+    import pandas as pd  # imported with any task, and a training process has no table to make
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,8 @@ COLUMNS = ("artifact", "baseline", "metric", "value")
 def study_baselines(uses: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The baselines of every use (``artifact``, ``labels``, ``task`` (its parameters with
     ``name``), ``data`` (the prepared file, None for a synthetic task)), as long-form rows."""
+    import pandas as pd
+
     from . import build_task
     from .baselines import baselines_of
 
