@@ -21,17 +21,14 @@ REPO = Path(__file__).resolve().parents[1]
 torch.set_num_threads(1)
 
 
-MAX_WORKERS = 4  # `-n auto` (pyproject.toml): one worker per core and one more, at most this many
+MAX_WORKERS = 4  # `-n auto` (pyproject.toml): one worker per core, at most this many
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config) -> int:
-    """Workers for ``-n auto``: one per core, and one more, since the end-to-end tests spend
-    part of their time waiting (on SLURM's status polls, which back off to 30 s and more, and on
-    their workflows' jobs) and a worker more keeps the cores busy meanwhile. Each holds torch
-    and the end-to-end runs start their own processes, so more than a few workers add memory
-    without adding speed."""
-    return max(1, min((os.cpu_count() or 1) + 1, MAX_WORKERS))
+    """Workers for ``-n auto``. Each holds torch and the end-to-end runs start their own
+    processes, so more than a few workers add memory without adding speed."""
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
 
 
 def pytest_collection_modifyitems(config, items) -> None:
