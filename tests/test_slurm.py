@@ -25,9 +25,10 @@ pytestmark = pytest.mark.slow
 
 SCRIPTS = REPO / "scripts" / "local-slurm"
 TOY_RUNS = 3  # tests/fakes.py: the toy study's three cells
-#: Epochs of the runs the tests below interrupt: 300 steps, a checkpoint every 3, 5-7 s of
-#: training on an idle 2-core machine (at 60 epochs the three interrupt tests trained for
-#: about twice as long, with nothing more to show), so SIGTERM lands while they train.
+#: Epochs of the runs the tests below interrupt: 300 steps, a checkpoint every 3. Measured beside
+#: other tests, an uninterrupted run trained 8-10 s and wrote its first checkpoint within the
+#: first second, so SIGTERM lands while it trains (at 60 epochs the three interrupt tests
+#: trained twice as long, with nothing more to show).
 INTERRUPTED_EPOCHS = 30
 LOCAL_CLUSTER_SETTINGS = {
     "slurm-status-command": "squeue",  # no slurmdbd here, so no sacct
