@@ -577,7 +577,8 @@ def test_deterministic_kernels_spare_a_process_the_import_of_torchs_compiler():
 def test_a_training_process_imports_no_table_library():
     """Every task module is imported with any task (tasks/__init__), so a module of that folder
     that imports pandas at its top (the baselines' table did) costs every training process the
-    import (0.3-0.7 s here, in every job and every run a test starts)."""
+    import (0.57 s of rnnrepro.train's 3.4 s, measured in a slow hour: in every job and every run a
+    test starts)."""
     result = subprocess.run([sys.executable, "-c", "import sys, rnnrepro.train; print(sorted("
                              "{'pandas', 'scipy', 'seaborn', 'matplotlib'} & set(sys.modules)))"],
                             capture_output=True, text=True, check=False)
